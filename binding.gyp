@@ -1,0 +1,26 @@
+{
+  "targets": [
+    {
+      "target_name": "zcopy",
+      "conditions": [
+        ["OS=='linux'", {
+          "sources": [
+            "src/addon.cc",
+            "src/errors.cc",
+            "src/transfer.cc"
+          ],
+          "defines": [
+            "NAPI_VERSION=8",
+            "NAPI_DISABLE_CPP_EXCEPTIONS",
+            "NODE_ADDON_API_DISABLE_DEPRECATED",
+            "_FILE_OFFSET_BITS=64"
+          ],
+          "cflags_cc": ["-isystem", "<(module_root_dir)/<!(node -p \"require('node-addon-api').include_dir\")", "-std=c++17", "-Wall", "-Wextra", "-Wshadow", "-Wconversion", "-Wno-sign-conversion", "-fno-exceptions"],
+          "cflags_cc!": ["-fno-rtti"]
+        }, {
+          "type": "none"
+        }]
+      ]
+    }
+  ]
+}

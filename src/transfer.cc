@@ -1,0 +1,278 @@
+#include "transfer.h"
+
+#include <fcntl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include "errors.h"
+
+namespace zcopy {
+
+namespace {
+
+// Linux moves at most this much per sendfile(2) call.
+constexpr int64_t kMaxSendfileCount = 0x7ffff000;
+
+int DupCloexec(int fd, UniqueFd* out) {
+  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) return errno;
+  *out = UniqueFd(copy);
+  return 0;
+}
+
+// A blocking pipe or character device gets a private non-blocking open file
+// description through /proc, so that writability can be awaited on the event
+// loop without changing the caller's descriptor (O_NONBLOCK is per description).
+int ReopenNonBlocking(int fd, UniqueFd* out) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  int copy = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (copy < 0) return errno;
+  *out = UniqueFd(copy);
+  return 0;
+}
+
+// Private descriptor for the destination, and how it takes bytes.
+int OpenSink(int fd, UniqueFd* out, Sink* sink) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return errno;
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0) return errno;
+  bool nonblocking = (flags & O_NONBLOCK) != 0;
+
+  if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
+    *sink = Sink::kFile;
+    return DupCloexec(fd, out);
+  }
+  if (nonblocking) {
+    *sink = Sink::kStream;
+    return DupCloexec(fd, out);
+  }
+  if (!S_ISSOCK(st.st_mode) && ReopenNonBlocking(fd, out) == 0) {
+    *sink = Sink::kStream;
+    return 0;
+  }
+  // A blocking socket (Node never makes one) or a pipe /proc cannot reopen:
+  // written with blocking calls from the pool, one bounded chunk per job.
+  *sink = Sink::kFile;
+  return DupCloexec(fd, out);
+}
+
+int OpenSource(int fd, UniqueFd* in) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return errno;
+  if (S_ISDIR(st.st_mode)) return EISDIR;
+  return DupCloexec(fd, in);
+}
+
+}  // namespace
+
+Napi::Function Transfer::Init(Napi::Env env) {
+  return DefineClass(env, "Transfer",
+                     {
+                         InstanceMethod<&Transfer::Start>("start"),
+                         InstanceMethod<&Transfer::Abort>("abort"),
+                     });
+}
+
+// Arguments are validated by lib/sendfile.js; this only guards the types.
+Transfer::Transfer(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<Transfer>(info),
+      out_arg_(info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : -1),
+      in_arg_(info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : -1),
+      offset_(info[2].IsNumber() ? info[2].As<Napi::Number>().Int64Value() : -1),
+      remaining_(info[3].IsNumber() ? info[3].As<Napi::Number>().Int64Value() : -1),
+      chunk_(info[4].IsNumber() ? info[4].As<Napi::Number>().Int64Value() : 0) {
+  Napi::Env env = info.Env();
+  if (out_arg_ < 0 || in_arg_ < 0 || offset_ < 0 || remaining_ < 0 || chunk_ <= 0) {
+    Napi::TypeError::New(env, "Transfer(outFd, inFd, offset, length, chunkSize, onProgress?)")
+        .ThrowAsJavaScriptException();
+    return;
+  }
+  if (info[5].IsFunction()) on_progress_ = Napi::Persistent(info[5].As<Napi::Function>());
+}
+
+Napi::Value Transfer::Start(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (state_ != State::kCreated) {
+    Napi::Error::New(env, "Transfer already started").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  deferred_ = std::make_unique<Napi::Promise::Deferred>(env);
+  async_context_ = std::make_unique<Napi::AsyncContext>(env, "ZcopySendfile");
+  Napi::Promise promise = deferred_->Promise();
+  Ref();
+  referenced_ = true;
+
+  if (napi_get_uv_event_loop(env, &loop_) != napi_ok) {
+    Finish(Napi::Error::New(env, "zcopy: no event loop").Value());
+  } else if (int err = OpenDescriptors()) {
+    Finish(SystemError(env, err, "sendfile").Value());
+  } else if (remaining_ == 0) {
+    Finish(Napi::Value());
+  } else {
+    QueueChunk();
+  }
+  ReleaseIfDone();
+  return promise;
+}
+
+int Transfer::OpenDescriptors() {
+  if (int err = OpenSource(in_arg_, &in_)) return err;
+  return OpenSink(out_arg_, &out_, &sink_);
+}
+
+void Transfer::Abort(const Napi::CallbackInfo& info) {
+  if (state_ == State::kDone || state_ == State::kCreated) return;
+  aborted_.store(true, std::memory_order_relaxed);
+  if (state_ == State::kPolling) {
+    uv_poll_stop(&poll_);
+    Finish(AbortedError(info.Env()).Value());
+    ReleaseIfDone();
+  }
+  // kWorking: the pool job stops at its next sendfile call and AfterWork settles.
+}
+
+void Transfer::QueueChunk() {
+  state_ = State::kWorking;
+  work_.data = this;
+  int err = uv_queue_work(loop_, &work_, WorkCallback, AfterWorkCallback);
+  if (err != 0) Finish(SystemError(Env(), -err, "uv_queue_work").Value());
+}
+
+void Transfer::WaitWritable() {
+  int err = 0;
+  if (!poll_open_) {
+    err = uv_poll_init(loop_, &poll_, out_.Get());
+    if (err == 0) {
+      poll_open_ = true;
+      poll_.data = this;
+    }
+  }
+  if (err == 0) err = uv_poll_start(&poll_, UV_WRITABLE, PollCallback);
+  if (err != 0) {
+    Finish(SystemError(Env(), -err, "uv_poll").Value());
+    return;
+  }
+  state_ = State::kPolling;
+}
+
+// Pool thread: moves at most one chunk, never waits for a full destination.
+void Transfer::RunChunk() {
+  ChunkResult result;
+  const int64_t limit = std::min(remaining_, chunk_);
+  off_t offset = static_cast<off_t>(offset_);
+  while (result.moved < limit && !aborted_.load(std::memory_order_relaxed)) {
+    size_t count = static_cast<size_t>(std::min(limit - result.moved, kMaxSendfileCount));
+    ssize_t n = sendfile(out_.Get(), in_.Get(), &offset, count);
+    if (n > 0) {
+      result.moved += n;
+    } else if (n == 0) {
+      result.eof = true;
+      break;
+    } else if (errno == EINTR) {
+      continue;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      result.again = true;
+      break;
+    } else {
+      result.error = errno;
+      break;
+    }
+  }
+  result_ = result;
+}
+
+// Event loop: account for the chunk, then continue, wait, or settle.
+void Transfer::OnChunkDone() {
+  Napi::Env env = Env();
+  Napi::HandleScope handle_scope(env);
+  Napi::CallbackScope callback_scope(env, *async_context_);
+
+  const ChunkResult result = result_;
+  offset_ += result.moved;
+  remaining_ -= result.moved;
+  done_ += result.moved;
+
+  if (result.moved > 0 && !on_progress_.IsEmpty()) {
+    on_progress_.Call({Napi::Number::New(env, static_cast<double>(done_))});
+    if (env.IsExceptionPending()) {
+      aborted_.store(true, std::memory_order_relaxed);
+      Finish(env.GetAndClearPendingException().Value());
+      return;
+    }
+  }
+
+  if (result.error != 0) {
+    Finish(SystemError(env, result.error, "sendfile").Value());
+  } else if (remaining_ == 0) {
+    Finish(Napi::Value());
+  } else if (aborted_.load(std::memory_order_relaxed)) {
+    Finish(AbortedError(env).Value());
+  } else if (result.eof) {
+    Finish(TruncatedError(env, offset_, remaining_).Value());
+  } else if (result.again) {
+    WaitWritable();
+  } else {
+    QueueChunk();
+  }
+}
+
+// Closes every descriptor and handle, then settles the promise.
+void Transfer::Finish(Napi::Value error) {
+  state_ = State::kDone;
+  if (poll_open_) uv_close(reinterpret_cast<uv_handle_t*>(&poll_), PollCloseCallback);
+  out_.Reset();
+  in_.Reset();
+  on_progress_.Reset();
+  if (error.IsEmpty()) {
+    deferred_->Resolve(Napi::Number::New(Env(), static_cast<double>(done_)));
+  } else {
+    deferred_->Reject(error);
+  }
+}
+
+// Lets the wrapper be collected once nothing native refers to it any more.
+void Transfer::ReleaseIfDone() {
+  if (state_ == State::kDone && !poll_open_ && referenced_) {
+    referenced_ = false;
+    Unref();
+  }
+}
+
+void Transfer::WorkCallback(uv_work_t* req) {
+  static_cast<Transfer*>(req->data)->RunChunk();
+}
+
+void Transfer::AfterWorkCallback(uv_work_t* req, int /*status*/) {
+  Transfer* self = static_cast<Transfer*>(req->data);
+  self->OnChunkDone();
+  self->ReleaseIfDone();
+}
+
+void Transfer::PollCallback(uv_poll_t* handle, int status, int /*events*/) {
+  Transfer* self = static_cast<Transfer*>(handle->data);
+  uv_poll_stop(handle);
+  if (status < 0 || self->aborted_.load(std::memory_order_relaxed)) {
+    Napi::Env env = self->Env();
+    Napi::HandleScope handle_scope(env);
+    Napi::CallbackScope callback_scope(env, *self->async_context_);
+    self->Finish(status < 0 ? SystemError(env, -status, "sendfile").Value()
+                            : AbortedError(env).Value());
+  } else {
+    self->QueueChunk();
+  }
+  self->ReleaseIfDone();
+}
+
+void Transfer::PollCloseCallback(uv_handle_t* handle) {
+  Transfer* self = static_cast<Transfer*>(handle->data);
+  self->poll_open_ = false;
+  self->ReleaseIfDone();
+}
+
+}  // namespace zcopy

@@ -1,0 +1,82 @@
+// One sendfile(2) transfer: a byte range of a file moved to a destination
+// descriptor in bounded chunks on libuv's thread pool, settling a Promise.
+#pragma once
+
+#include <napi.h>
+#include <uv.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "unique_fd.h"
+
+namespace zcopy {
+
+// How the private destination descriptor takes bytes; decided once, at start.
+enum class Sink {
+  kFile,    // regular file or anything blocking: the pool thread writes, bounded per chunk
+  kStream,  // non-blocking socket or pipe: EAGAIN waits for writability on the event loop
+};
+
+class Transfer : public Napi::ObjectWrap<Transfer> {
+ public:
+  static Napi::Function Init(Napi::Env env);
+
+  // new Transfer(outFd, inFd, offset, length, chunkSize, onProgress?)
+  explicit Transfer(const Napi::CallbackInfo& info);
+
+ private:
+  // What one pool job did; written on the pool thread, read in AfterWork.
+  struct ChunkResult {
+    int64_t moved = 0;
+    int error = 0;       // errno of a failed sendfile
+    bool eof = false;    // the source ended before the range did
+    bool again = false;  // the destination is full (EAGAIN)
+  };
+
+  Napi::Value Start(const Napi::CallbackInfo& info);
+  void Abort(const Napi::CallbackInfo& info);
+
+  int OpenDescriptors();
+  void QueueChunk();
+  void WaitWritable();
+  void RunChunk();
+  void OnChunkDone();
+  void Finish(Napi::Value error);
+  void ReleaseIfDone();
+
+  static void WorkCallback(uv_work_t* req);
+  static void AfterWorkCallback(uv_work_t* req, int status);
+  static void PollCallback(uv_poll_t* handle, int status, int events);
+  static void PollCloseCallback(uv_handle_t* handle);
+
+  enum class State { kCreated, kWorking, kPolling, kDone };
+
+  const int out_arg_;
+  const int in_arg_;
+  int64_t offset_;
+  int64_t remaining_;
+  int64_t done_ = 0;
+  const int64_t chunk_;
+
+  UniqueFd out_;
+  UniqueFd in_;
+  Sink sink_ = Sink::kFile;
+
+  State state_ = State::kCreated;
+  std::atomic<bool> aborted_{false};
+  bool referenced_ = false;
+  bool poll_open_ = false;
+
+  Napi::FunctionReference on_progress_;
+  std::unique_ptr<Napi::Promise::Deferred> deferred_;
+  std::unique_ptr<Napi::AsyncContext> async_context_;
+
+  uv_loop_t* loop_ = nullptr;
+  uv_work_t work_{};
+  uv_poll_t poll_{};
+  ChunkResult result_;
+};
+
+}  // namespace zcopy
