@@ -58,6 +58,13 @@ function truncatedError (offset, missing) {
   return error
 }
 
+function isDirectoryError (syscall) {
+  const error = withCode(new Error(`EISDIR: illegal operation on a directory, ${syscall}`), 'EISDIR')
+  error.errno = -require('node:os').constants.errno.EISDIR
+  error.syscall = syscall
+  return error
+}
+
 function prematureCloseError () {
   return withCode(new Error('Premature close'), 'ERR_STREAM_PREMATURE_CLOSE')
 }
@@ -67,6 +74,7 @@ module.exports = {
   abortError,
   invalidArgType,
   invalidArgValue,
+  isDirectoryError,
   outOfRange,
   prematureCloseError,
   truncatedError

@@ -1,0 +1,51 @@
+'use strict'
+
+// What a destination is, and whether the kernel can take it directly. This is the
+// one place that decides between zero-copy and the stream fallback.
+
+const fs = require('node:fs')
+const net = require('node:net')
+const { zeroCopyAvailable } = require('./binding')
+const { invalidArgType } = require('./errors')
+const { isPathLike } = require('./source')
+const { validateFd } = require('./validate')
+
+function isWritable (value) {
+  return value !== null && typeof value === 'object' &&
+    typeof value.write === 'function' && typeof value.on === 'function' &&
+    typeof value.destroy === 'function'
+}
+
+// The descriptor under a plain (non-TLS) socket, or -1: TLS encrypts in user
+// space, and a socket over a JS Duplex has no descriptor at all.
+function socketFd (socket) {
+  if (socket.encrypted) return -1
+  const handle = socket._handle
+  return handle && typeof handle.fd === 'number' ? handle.fd : -1
+}
+
+// A WriteStream is written at its file's current offset, as sendfile does, unless
+// it appends (sendfile refuses O_APPEND) or writes at its own `start` position.
+function fileStreamSupportsZeroCopy (stream) {
+  return stream.pos === undefined && !String(stream.flags).includes('a')
+}
+
+function classifyDestination (destination) {
+  if (typeof destination === 'number') return { kind: 'fd', fd: validateFd('destination', destination) }
+  if (isPathLike(destination)) return { kind: 'path', path: destination }
+  if (destination instanceof net.Socket) return { kind: 'socket', stream: destination }
+  if (destination instanceof fs.WriteStream) return { kind: 'file-stream', stream: destination }
+  if (isWritable(destination)) return { kind: 'writable', stream: destination }
+  throw invalidArgType('destination',
+    'a net.Socket, a Writable, a file descriptor or a path (string, Buffer or URL)', destination)
+}
+
+// Whether bytes for `destination` (already classified) can go through sendfile.
+function supportsZeroCopy ({ kind, stream }) {
+  if (!zeroCopyAvailable) return false
+  if (kind === 'socket') return !stream.encrypted && (stream.connecting || socketFd(stream) >= 0)
+  if (kind === 'file-stream') return fileStreamSupportsZeroCopy(stream)
+  return kind === 'fd' || kind === 'path'
+}
+
+module.exports = { classifyDestination, socketFd, supportsZeroCopy }

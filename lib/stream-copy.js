@@ -1,0 +1,72 @@
+'use strict'
+
+// The stream fallback: reads a byte range of a file into buffers and writes them to
+// any Writable, respecting backpressure. Same bytes as the zero-copy path, and the
+// same failure rule: the destination is destroyed when the copy cannot complete.
+
+const fs = require('node:fs')
+const { promisify } = require('node:util')
+const { abortError, prematureCloseError, truncatedError } = require('./errors')
+
+const read = promisify(fs.read)
+
+const CHUNK_SIZE = 256 * 1024
+
+// Resolves once `stream` can take more (or the write callback ran); rejects if it
+// closes, errors or the signal aborts first.
+function whenWritable (stream, signal, subscribe) {
+  return new Promise((resolve, reject) => {
+    const cleanup = () => {
+      stream.off('close', onClose)
+      stream.off('error', onError)
+      if (signal) signal.removeEventListener('abort', onAbort)
+    }
+    const onClose = () => { cleanup(); reject(prematureCloseError()) }
+    const onError = (err) => { cleanup(); reject(err) }
+    const onAbort = () => { cleanup(); reject(abortError(signal)) }
+    stream.once('close', onClose)
+    stream.once('error', onError)
+    if (signal) signal.addEventListener('abort', onAbort, { once: true })
+    subscribe((err) => { cleanup(); err ? reject(err) : resolve() })
+  })
+}
+
+function drained (stream, signal) {
+  return whenWritable(stream, signal, (done) => stream.once('drain', () => done()))
+}
+
+function flushed (stream, chunk, signal) {
+  return whenWritable(stream, signal, (done) => stream.write(chunk, done))
+}
+
+// `length` null: a non-regular source (pipe, device), copied until its end from
+// its current position. The fd is the caller's and is never closed here.
+async function streamCopy (fd, start, length, destination, { signal, onProgress } = {}) {
+  if (length === 0) return 0
+  if (destination.destroyed || destination.writableEnded) throw prematureCloseError()
+  let done = 0
+  try {
+    while (length === null || done < length) {
+      if (signal && signal.aborted) throw abortError(signal)
+      const size = length === null ? CHUNK_SIZE : Math.min(CHUNK_SIZE, length - done)
+      const position = length === null ? null : start + done
+      const { bytesRead, buffer } = await read(fd, Buffer.allocUnsafe(size), 0, size, position)
+      if (bytesRead === 0) break
+      const chunk = bytesRead < size ? buffer.subarray(0, bytesRead) : buffer
+      done += bytesRead
+      if (done === length) {
+        await flushed(destination, chunk, signal)
+      } else if (!destination.write(chunk)) {
+        await drained(destination, signal)
+      }
+      if (onProgress) onProgress(done)
+    }
+    if (length !== null && done < length) throw truncatedError(start + done, length - done)
+    return done
+  } catch (err) {
+    destination.destroy()
+    throw err
+  }
+}
+
+module.exports = { flushed, streamCopy }
