@@ -70,21 +70,45 @@ async function toDescriptor (outFd, inFd, range, signal, tracker) {
   }
 }
 
-// Waits for the stream to be writable through its descriptor, flushes what Node has
-// queued, then lets the kernel write while Node's own writes stay corked.
-async function toSocket (socket, inFd, range, signal, tracker) {
-  if (socket.connecting) await once(socket, 'connect', { signal })
-  if (socket.destroyed || socket.writableEnded) throw prematureCloseError()
-  await flushed(socket, '', signal)
+// Keeps Node's own writes off a socket while the kernel writes to it. What was
+// queued before the call goes out first (a write barrier); what is written after
+// the call waits, corked, until the file bytes are in. Taken synchronously, at call.
+function holdSocket (socket, signal) {
+  let corked = false
+  const cork = () => {
+    socket.cork()
+    corked = true
+  }
+  let ready
+  if (socket.destroyed || socket.writableEnded) {
+    ready = Promise.reject(prematureCloseError())
+  } else if (!socket.connecting && socket.writableLength === 0) {
+    ready = Promise.resolve(cork())
+  } else {
+    ready = flushed(socket, '', signal).then(cork)
+  }
+  ready.catch(() => {}) // observed by toSocket, unless the source fails to open first
+  return {
+    ready,
+    release () {
+      if (corked) socket.uncork()
+      corked = false
+    }
+  }
+}
+
+// sendfile on the socket's descriptor; a socket closed by Node mid-transfer aborts
+// it, and a failed transfer destroys the socket (its peer got a partial body).
+async function toSocket (socket, hold, inFd, range, signal, tracker) {
+  await hold.ready
   const fd = socketFd(socket)
-  if (fd < 0) throw prematureCloseError()
+  if (socket.destroyed || fd < 0) throw prematureCloseError()
 
   const controller = new AbortController()
   const onClose = () => controller.abort(prematureCloseError())
   const onAbort = () => controller.abort(signal.reason)
   socket.once('close', onClose)
   if (signal) signal.addEventListener('abort', onAbort, { once: true })
-  socket.cork()
   try {
     return await toDescriptor(fd, inFd, range, controller.signal, tracker)
   } catch (err) {
@@ -94,7 +118,6 @@ async function toSocket (socket, inFd, range, signal, tracker) {
   } finally {
     socket.off('close', onClose)
     if (signal) signal.removeEventListener('abort', onAbort)
-    socket.uncork()
   }
 }
 
@@ -114,7 +137,7 @@ async function toFileStream (stream, inFd, range, signal, tracker) {
 async function toPath (path, inFd, range, signal, tracker) {
   const handle = await fsp.open(path, 'w')
   try {
-    return await deliver({ kind: 'fd', fd: handle.fd }, inFd, range, signal, tracker)
+    return await deliver({ kind: 'fd', fd: handle.fd }, null, inFd, range, signal, tracker)
   } finally {
     await handle.close()
   }
@@ -127,28 +150,38 @@ async function toStream (stream, inFd, range, signal, tracker) {
 
 // Picks the path for a classified destination; a non-regular source (a pipe, a
 // device) has no fixed length for sendfile and always goes through streams.
-function deliver (target, inFd, range, signal, tracker) {
+function deliver (target, hold, inFd, range, signal, tracker) {
   switch (target.kind) {
     case 'path':
       return toPath(target.path, inFd, range, signal, tracker)
     case 'fd':
       if (range.regular) return toDescriptor(target.fd, inFd, range, signal, tracker)
       return toStream(fs.createWriteStream(null, { fd: target.fd, autoClose: false }), inFd, range, signal, tracker)
+    case 'socket':
+      if (hold && range.regular) return toSocket(target.stream, hold, inFd, range, signal, tracker)
+      if (hold) hold.release()
+      return toStream(target.stream, inFd, range, signal, tracker)
+    case 'file-stream':
+      if (range.regular && supportsZeroCopy(target)) return toFileStream(target.stream, inFd, range, signal, tracker)
+      return toStream(target.stream, inFd, range, signal, tracker)
     default:
-      if (!range.regular || !supportsZeroCopy(target)) return toStream(target.stream, inFd, range, signal, tracker)
-      if (target.kind === 'socket') return toSocket(target.stream, inFd, range, signal, tracker)
-      return toFileStream(target.stream, inFd, range, signal, tracker)
+      return toStream(target.stream, inFd, range, signal, tracker)
   }
 }
 
 async function transfer (source, target, { start, end, signal, onProgress }) {
   if (signal && signal.aborted) throw abortError(signal)
-  const file = await openSource(source)
+  const hold = target.kind === 'socket' && supportsZeroCopy(target) ? holdSocket(target.stream, signal) : null
   try {
-    const range = byteRange(await fstat(file.fd), start, end)
-    return await deliver(target, file.fd, range, signal, progress(onProgress))
+    const file = await openSource(source)
+    try {
+      const range = byteRange(await fstat(file.fd), start, end)
+      return await deliver(target, hold, file.fd, range, signal, progress(onProgress))
+    } finally {
+      await file.close()
+    }
   } finally {
-    await file.close()
+    if (hold) hold.release()
   }
 }
 

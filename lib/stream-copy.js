@@ -16,6 +16,7 @@ const CHUNK_SIZE = 256 * 1024
 // closes, errors or the signal aborts first.
 function whenWritable (stream, signal, subscribe) {
   return new Promise((resolve, reject) => {
+    if (stream.destroyed) return reject(prematureCloseError())
     const cleanup = () => {
       stream.off('close', onClose)
       stream.off('error', onError)
@@ -48,10 +49,12 @@ async function streamCopy (fd, start, length, destination, { signal, onProgress 
   try {
     while (length === null || done < length) {
       if (signal && signal.aborted) throw abortError(signal)
+      if (destination.destroyed) throw prematureCloseError()
       const size = length === null ? CHUNK_SIZE : Math.min(CHUNK_SIZE, length - done)
       const position = length === null ? null : start + done
       const { bytesRead, buffer } = await read(fd, Buffer.allocUnsafe(size), 0, size, position)
       if (bytesRead === 0) break
+      if (destination.destroyed) throw prematureCloseError()
       const chunk = bytesRead < size ? buffer.subarray(0, bytesRead) : buffer
       done += bytesRead
       if (done === length) {

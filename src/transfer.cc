@@ -215,6 +215,8 @@ void Transfer::OnChunkDone() {
     Finish(AbortedError(env).Value());
   } else if (result.eof) {
     Finish(TruncatedError(env, offset_, remaining_).Value());
+  } else if (result.again && poll_error_ != 0) {
+    Finish(SystemError(env, poll_error_, "sendfile").Value());
   } else if (result.again) {
     WaitWritable();
   } else {
@@ -254,16 +256,18 @@ void Transfer::AfterWorkCallback(uv_work_t* req, int /*status*/) {
   self->ReleaseIfDone();
 }
 
+// libuv reports POLLERR as UV_EBADF; the next sendfile reports the real error
+// (EPIPE, ECONNRESET), so a poll error only settles if sendfile cannot say more.
 void Transfer::PollCallback(uv_poll_t* handle, int status, int /*events*/) {
   Transfer* self = static_cast<Transfer*>(handle->data);
   uv_poll_stop(handle);
-  if (status < 0 || self->aborted_.load(std::memory_order_relaxed)) {
+  if (self->aborted_.load(std::memory_order_relaxed)) {
     Napi::Env env = self->Env();
     Napi::HandleScope handle_scope(env);
     Napi::CallbackScope callback_scope(env, *self->async_context_);
-    self->Finish(status < 0 ? SystemError(env, -status, "sendfile").Value()
-                            : AbortedError(env).Value());
+    self->Finish(AbortedError(env).Value());
   } else {
+    self->poll_error_ = status < 0 ? -status : 0;
     self->QueueChunk();
   }
   self->ReleaseIfDone();

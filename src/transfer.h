@@ -68,6 +68,7 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
   std::atomic<bool> aborted_{false};
   bool referenced_ = false;
   bool poll_open_ = false;
+  int poll_error_ = 0;  // errno of the last failed writability wait
 
   Napi::FunctionReference on_progress_;
   std::unique_ptr<Napi::Promise::Deferred> deferred_;

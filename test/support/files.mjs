@@ -1,0 +1,29 @@
+// Temporary files with known contents, and their hashes.
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+export function sha256 (data) {
+  return crypto.createHash('sha256').update(data).digest('hex')
+}
+
+export function makeTempDir (prefix = 'zcopy-test-') {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+}
+
+export function removeTempDir (dir) {
+  fs.rmSync(dir, { recursive: true, force: true })
+}
+
+// A file of `size` random bytes; returns its path and contents.
+export function makeFile (dir, name, size) {
+  const file = path.join(dir, name)
+  const data = crypto.randomBytes(size)
+  fs.writeFileSync(file, data)
+  return { file, data }
+}
+
+export function openFdCount () {
+  return fs.readdirSync('/proc/self/fd').length
+}

@@ -1,0 +1,54 @@
+// Loopback TCP peers that hash what they receive.
+import crypto from 'node:crypto'
+import net from 'node:net'
+import { once } from 'node:events'
+
+// A server whose connections each resolve `received` with { bytes, sha256 } at end.
+export async function startSink () {
+  const received = []
+  const server = net.createServer((socket) => {
+    socket.on('error', () => {})
+    const hash = crypto.createHash('sha256')
+    let bytes = 0
+    received.push(new Promise((resolve) => {
+      socket.on('data', (chunk) => { bytes += chunk.length; hash.update(chunk) })
+      socket.on('end', () => { socket.end(); resolve({ bytes, sha256: hash.digest('hex') }) })
+    }))
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return {
+    port: server.address().port,
+    received,
+    close: () => new Promise((resolve) => server.close(resolve))
+  }
+}
+
+export async function connect (port) {
+  const socket = net.connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  return socket
+}
+
+// A client socket connected to a fresh server-side socket: returns both ends.
+export async function socketPair () {
+  const server = net.createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const accepted = once(server, 'connection')
+  const client = await connect(server.address().port)
+  const [peer] = await accepted
+  server.close()
+  return { client, peer }
+}
+
+// Reads everything from `socket` until it ends; resolves { bytes, sha256 }.
+export function drain (socket) {
+  const hash = crypto.createHash('sha256')
+  let bytes = 0
+  return new Promise((resolve, reject) => {
+    socket.on('data', (chunk) => { bytes += chunk.length; hash.update(chunk) })
+    socket.on('end', () => resolve({ bytes, sha256: hash.digest('hex') }))
+    socket.on('error', reject)
+  })
+}
