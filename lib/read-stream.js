@@ -20,6 +20,11 @@ class ZeroCopyReadStream extends fs.ReadStream {
     this.#customFs = typeof options === 'object' && options !== null && options.fs !== undefined
   }
 
+  // True once the stream has handed its bytes to sendfile instead of emitting them.
+  get zeroCopy () {
+    return this.#zeroCopy
+  }
+
   // Nothing consumed yet, nothing buffered, one destination, and the kernel can take it.
   #canHandOff (destination) {
     if (this.#zeroCopy || this.#customFs || this.destroyed) return false
