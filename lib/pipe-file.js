@@ -9,7 +9,6 @@
 
 const fs = require('node:fs')
 const fsp = require('node:fs/promises')
-const { promisify } = require('node:util')
 const { once } = require('node:events')
 const { zeroCopyAvailable } = require('./binding')
 const fallback = require('./fallback')
@@ -24,8 +23,6 @@ const {
   validateObject,
   validateOptionalFunction
 } = require('./validate')
-
-const fstat = promisify(fs.fstat)
 
 // Errors that mean "this descriptor pair cannot sendfile" (O_APPEND files, odd
 // devices) rather than "the transfer failed": retried through the JS copy loop.
@@ -175,7 +172,9 @@ async function transfer (source, target, { start, end, signal, onProgress }) {
   try {
     const file = await openSource(source)
     try {
-      const range = byteRange(await fstat(file.fd), start, end)
+      // fstat of an open descriptor reads the in-memory inode, never the disk:
+      // done inline, it saves small transfers a thread-pool round trip.
+      const range = byteRange(fs.fstatSync(file.fd), start, end)
       return await deliver(target, hold, file.fd, range, signal, progress(onProgress))
     } finally {
       await file.close()

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +17,44 @@ namespace {
 
 // Linux moves at most this much per sendfile(2) call.
 constexpr int64_t kMaxSendfileCount = 0x7ffff000;
+
+// At most this much is sent straight from the event loop, when the whole of it
+// is in the page cache: small responses then cost no thread-pool round trip.
+constexpr int64_t kEagerLimit = 256 * 1024;
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451  // the same number on every architecture that has it
+#endif
+
+struct CachestatRange {
+  uint64_t off;
+  uint64_t len;
+};
+
+struct Cachestat {
+  uint64_t nr_cache;
+  uint64_t nr_dirty;
+  uint64_t nr_writeback;
+  uint64_t nr_evicted;
+  uint64_t nr_recently_evicted;
+};
+
+std::atomic<bool> cachestat_missing{false};
+
+// Whether every page of the range is in the page cache (cachestat(2), Linux
+// 6.5+), so that sendfile from it cannot wait for the disk. False when unknown.
+bool RangeCached(int fd, int64_t offset, int64_t length) {
+  if (length <= 0 || cachestat_missing.load(std::memory_order_relaxed)) return false;
+  CachestatRange range{static_cast<uint64_t>(offset), static_cast<uint64_t>(length)};
+  Cachestat stat{};
+  if (syscall(__NR_cachestat, fd, &range, &stat, 0) != 0) {
+    if (errno == ENOSYS) cachestat_missing.store(true, std::memory_order_relaxed);
+    return false;
+  }
+  static const int64_t page = sysconf(_SC_PAGESIZE);
+  const int64_t pages = (offset + length - 1) / page - offset / page + 1;
+  return stat.nr_cache >= static_cast<uint64_t>(pages);
+}
 
 int DupCloexec(int fd, UniqueFd* out) {
   int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -114,6 +153,10 @@ Napi::Value Transfer::Start(const Napi::CallbackInfo& info) {
     Finish(SystemError(env, err, "sendfile").Value());
   } else if (remaining_ == 0) {
     Finish(Napi::Value());
+  } else if (sink_ == Sink::kStream && RangeCached(in_.Get(), offset_, std::min(remaining_, kEagerLimit))) {
+    // Non-blocking destination and cached source: nothing here can wait.
+    RunChunk(kEagerLimit);
+    OnChunkDone();
   } else {
     QueueChunk();
   }
@@ -161,10 +204,11 @@ void Transfer::WaitWritable() {
   state_ = State::kPolling;
 }
 
-// Pool thread: moves at most one chunk, never waits for a full destination.
-void Transfer::RunChunk() {
+// Moves at most `max_bytes`, never waiting for a full destination. Runs on a pool
+// thread, or on the event loop for a cached range to a non-blocking destination.
+void Transfer::RunChunk(int64_t max_bytes) {
   ChunkResult result;
-  const int64_t limit = std::min(remaining_, chunk_);
+  const int64_t limit = std::min(remaining_, max_bytes);
   off_t offset = static_cast<off_t>(offset_);
   while (result.moved < limit && !aborted_.load(std::memory_order_relaxed)) {
     size_t count = static_cast<size_t>(std::min(limit - result.moved, kMaxSendfileCount));
@@ -247,7 +291,8 @@ void Transfer::ReleaseIfDone() {
 }
 
 void Transfer::WorkCallback(uv_work_t* req) {
-  static_cast<Transfer*>(req->data)->RunChunk();
+  Transfer* self = static_cast<Transfer*>(req->data);
+  self->RunChunk(self->chunk_);
 }
 
 void Transfer::AfterWorkCallback(uv_work_t* req, int /*status*/) {

@@ -41,7 +41,7 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
   int OpenDescriptors();
   void QueueChunk();
   void WaitWritable();
-  void RunChunk();
+  void RunChunk(int64_t max_bytes);
   void OnChunkDone();
   void Finish(Napi::Value error);
   void ReleaseIfDone();

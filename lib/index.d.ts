@@ -1,0 +1,73 @@
+/// <reference types="node" />
+import type { ReadStream, WriteStream } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
+import type { Socket } from 'node:net'
+import type { Writable } from 'node:stream'
+
+/** True when the native addon is loaded and sendfile(2) is used; false on the pure-JS fallback. */
+export declare const zeroCopyAvailable: boolean
+
+export interface SendfileOptions {
+  /** Aborts at the next chunk boundary; the promise rejects with an AbortError. */
+  signal?: AbortSignal
+  /** Called with the bytes moved so far, at chunk boundaries. */
+  onProgress?: (bytes: number) => void
+}
+
+/**
+ * Moves `length` bytes of `inFd` starting at `offset` to `outFd` (a socket, pipe or
+ * file) on libuv's thread pool. Resolves with the bytes moved (always `length`).
+ * Rejects with `code: 'ERR_ZCOPY_TRUNCATED'` if the file ends first, and with
+ * Node-style system errors (`code`, `errno`, `syscall`) otherwise.
+ * Throws TypeError/RangeError synchronously for bad arguments.
+ */
+export declare function sendfile (
+  outFd: number,
+  inFd: number,
+  offset: number,
+  length: number,
+  options?: SendfileOptions
+): Promise<number>
+
+export type PipeFileSource = string | Buffer | URL | number | FileHandle
+export type PipeFileDestination = Socket | WriteStream | Writable | string | Buffer | URL | number
+
+export interface PipeFileOptions extends SendfileOptions {
+  /** First byte to send. Default 0. */
+  start?: number
+  /** Last byte to send, inclusive, clamped to the file's size. Default: end of file. */
+  end?: number
+}
+
+export interface PipeFileResult {
+  /** Bytes written to the destination. */
+  bytes: number
+  /** Whether the kernel moved them (sendfile) rather than the stream fallback. */
+  zeroCopy: boolean
+}
+
+/**
+ * Sends a byte range of a file to a socket, fd, path, WriteStream or any Writable.
+ * Zero-copy for non-TLS sockets, pipes and files; streams otherwise, same bytes.
+ * Never ends a destination it did not open; destroys a stream destination whose
+ * transfer failed.
+ */
+export declare function pipeFile (
+  source: PipeFileSource,
+  destination: PipeFileDestination,
+  options?: PipeFileOptions
+): Promise<PipeFileResult>
+
+export interface ZeroCopyReadStream extends ReadStream {
+  /** True once the stream handed its bytes to sendfile instead of emitting them. */
+  readonly zeroCopy: boolean
+}
+
+/**
+ * A drop-in for fs.createReadStream: when piped (or stream.pipeline'd) into a socket
+ * or an fs.WriteStream before any data is read, the bytes move with sendfile.
+ */
+export declare function createReadStream (
+  path: import('node:fs').PathLike,
+  options?: BufferEncoding | Parameters<typeof import('node:fs').createReadStream>[1]
+): ZeroCopyReadStream
