@@ -101,6 +101,15 @@ int OpenSink(int fd, UniqueFd* out, Sink* sink) {
   return DupCloexec(fd, out);
 }
 
+// Whether the caller's descriptor is a socket or pipe that never blocks: the only
+// kind the eager path writes to from the event loop.
+bool IsNonBlockingStream(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) return false;
+  int flags = fcntl(fd, F_GETFL);
+  return flags >= 0 && (flags & O_NONBLOCK) != 0;
+}
+
 int OpenSource(int fd, UniqueFd* in) {
   struct stat st;
   if (fstat(fd, &st) != 0) return errno;
@@ -142,26 +151,44 @@ Napi::Value Transfer::Start(const Napi::CallbackInfo& info) {
     return env.Undefined();
   }
   deferred_ = std::make_unique<Napi::Promise::Deferred>(env);
-  async_context_ = std::make_unique<Napi::AsyncContext>(env, "ZcopySendfile");
   Napi::Promise promise = deferred_->Promise();
   Ref();
   referenced_ = true;
 
   if (napi_get_uv_event_loop(env, &loop_) != napi_ok) {
     Finish(Napi::Error::New(env, "zcopy: no event loop").Value());
-  } else if (int err = OpenDescriptors()) {
-    Finish(SystemError(env, err, "sendfile").Value());
-  } else if (remaining_ == 0) {
-    Finish(Napi::Value());
-  } else if (sink_ == Sink::kStream && RangeCached(in_.Get(), offset_, std::min(remaining_, kEagerLimit))) {
-    // Non-blocking destination and cached source: nothing here can wait.
-    RunChunk(kEagerLimit);
-    OnChunkDone();
-  } else {
-    QueueChunk();
+  } else if (remaining_ == 0 || !SendEagerly()) {
+    if (int err = OpenDescriptors()) {
+      Finish(SystemError(env, err, "sendfile").Value());
+    } else if (remaining_ == 0) {
+      Finish(Napi::Value());
+    } else {
+      QueueChunk();
+    }
   }
   ReleaseIfDone();
   return promise;
+}
+
+// A cached range to a non-blocking socket or pipe goes out right now, from the
+// event loop, on the caller's descriptors (nothing can close them during this
+// call, so no private dups are needed unless the transfer has to wait). Returns
+// false when the normal path must run instead; any error is left for it to report.
+bool Transfer::SendEagerly() {
+  if (!IsNonBlockingStream(out_arg_) || !RangeCached(in_arg_, offset_, std::min(remaining_, kEagerLimit))) {
+    return false;
+  }
+  result_ = RunChunk(out_arg_, in_arg_, kEagerLimit);
+  if (result_.error != 0) return false;
+  const bool finished = result_.eof || result_.moved == remaining_;
+  if (!finished) {
+    if (int err = OpenDescriptors()) {
+      Finish(SystemError(Env(), err, "sendfile").Value());
+      return true;
+    }
+  }
+  OnChunkDone();
+  return true;
 }
 
 int Transfer::OpenDescriptors() {
@@ -180,7 +207,14 @@ void Transfer::Abort(const Napi::CallbackInfo& info) {
   // kWorking: the pool job stops at its next sendfile call and AfterWork settles.
 }
 
+// The async context gives uv callbacks a proper callback scope (microtasks,
+// async_hooks); only transfers that leave the current call need one.
+void Transfer::EnsureAsyncContext() {
+  if (!async_context_) async_context_ = std::make_unique<Napi::AsyncContext>(Env(), "ZcopySendfile");
+}
+
 void Transfer::QueueChunk() {
+  EnsureAsyncContext();
   state_ = State::kWorking;
   work_.data = this;
   int err = uv_queue_work(loop_, &work_, WorkCallback, AfterWorkCallback);
@@ -188,6 +222,7 @@ void Transfer::QueueChunk() {
 }
 
 void Transfer::WaitWritable() {
+  EnsureAsyncContext();
   int err = 0;
   if (!poll_open_) {
     err = uv_poll_init(loop_, &poll_, out_.Get());
@@ -204,15 +239,15 @@ void Transfer::WaitWritable() {
   state_ = State::kPolling;
 }
 
-// Moves at most `max_bytes`, never waiting for a full destination. Runs on a pool
-// thread, or on the event loop for a cached range to a non-blocking destination.
-void Transfer::RunChunk(int64_t max_bytes) {
+// Moves at most `max_bytes` from `in` to `out`, never waiting for a full
+// destination. Runs on a pool thread, or on the event loop for the eager path.
+Transfer::ChunkResult Transfer::RunChunk(int out, int in, int64_t max_bytes) const {
   ChunkResult result;
   const int64_t limit = std::min(remaining_, max_bytes);
   off_t offset = static_cast<off_t>(offset_);
   while (result.moved < limit && !aborted_.load(std::memory_order_relaxed)) {
     size_t count = static_cast<size_t>(std::min(limit - result.moved, kMaxSendfileCount));
-    ssize_t n = sendfile(out_.Get(), in_.Get(), &offset, count);
+    ssize_t n = sendfile(out, in, &offset, count);
     if (n > 0) {
       result.moved += n;
     } else if (n == 0) {
@@ -228,15 +263,13 @@ void Transfer::RunChunk(int64_t max_bytes) {
       break;
     }
   }
-  result_ = result;
+  return result;
 }
 
-// Event loop: account for the chunk, then continue, wait, or settle.
+// Event loop: account for the chunk, then continue, wait, or settle. The caller
+// provides the scopes (a JS call, or a uv callback's InLoopScope).
 void Transfer::OnChunkDone() {
   Napi::Env env = Env();
-  Napi::HandleScope handle_scope(env);
-  Napi::CallbackScope callback_scope(env, *async_context_);
-
   const ChunkResult result = result_;
   offset_ += result.moved;
   remaining_ -= result.moved;
@@ -292,12 +325,16 @@ void Transfer::ReleaseIfDone() {
 
 void Transfer::WorkCallback(uv_work_t* req) {
   Transfer* self = static_cast<Transfer*>(req->data);
-  self->RunChunk(self->chunk_);
+  self->result_ = self->RunChunk(self->out_.Get(), self->in_.Get(), self->chunk_);
 }
 
 void Transfer::AfterWorkCallback(uv_work_t* req, int /*status*/) {
   Transfer* self = static_cast<Transfer*>(req->data);
-  self->OnChunkDone();
+  {
+    Napi::HandleScope handle_scope(self->Env());
+    Napi::CallbackScope callback_scope(self->Env(), *self->async_context_);
+    self->OnChunkDone();
+  }
   self->ReleaseIfDone();
 }
 

@@ -41,7 +41,9 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
   int OpenDescriptors();
   void QueueChunk();
   void WaitWritable();
-  void RunChunk(int64_t max_bytes);
+  bool SendEagerly();
+  void EnsureAsyncContext();
+  ChunkResult RunChunk(int out, int in, int64_t max_bytes) const;
   void OnChunkDone();
   void Finish(Napi::Value error);
   void ReleaseIfDone();
