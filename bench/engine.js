@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+'use strict'
+
+// Issue 2's benchmark: one page-cached file (1 GiB by default) sent to a
+// loopback TCP sink, side by side in one run, by
+//   zcopy    pipeFile(file, socket)
+//   stream   fs.createReadStream(file).pipe(socket), default options
+//   c        a plain C sendfile(2) loop (c/sendfile-loop.c, compiled with cc;
+//            skipped when there is no compiler)
+// and checked against the targets: zcopy ≥ 2× the stream's throughput,
+// ≥ 0.9× the C loop's, main-thread CPU per GiB ≤ 10% of the stream's.
+//
+//   node bench/engine.js [--size 1GiB] [--iterations 3] [--rounds 3] [--json | --markdown]
+//
+// The methods take turns, round after round, so that a burst of other load on
+// the machine hits all of them alike; each method's row is its median round
+// by throughput. The measurements are the CLI's (`zcopy bench --mode socket`);
+// this script adds the C loop, the rounds and the targets.
+
+const { parseArgs } = require('node:util')
+const path = require('node:path')
+const { parseSize, formatSize } = require('../bin/lib/size')
+const { integerInRange } = require('../bin/lib/validate')
+const { createTempDir, writeFileOfSize } = require('../bin/lib/temp-dir')
+const { machineInfo } = require('../bin/lib/machine')
+const { loadZcopy } = require('../bin/lib/load-zcopy')
+const { runSocketMode } = require('../bin/lib/bench/socket-mode')
+const { measureInChildProcess } = require('../bin/lib/bench/measurement-process')
+const { addRatios } = require('../bin/lib/bench/ratios')
+const { COLUMNS } = require('../bin/lib/render/columns')
+const { formatRatio } = require('../bin/lib/render/format')
+const { renderTable } = require('../bin/lib/render/table')
+const { renderMarkdown } = require('../bin/lib/render/markdown')
+const { compileSendfileLoop, cSendfileSender } = require('./lib/c-sendfile')
+
+const TARGETS = [
+  { text: 'zcopy throughput ≥ 2× stream', baseline: 'stream', check: (zcopy, base) => zcopy.throughput / base.throughput, min: 2 },
+  { text: 'zcopy throughput ≥ 0.9× C sendfile loop', baseline: 'c', check: (zcopy, base) => zcopy.throughput / base.throughput, min: 0.9 },
+  {
+    text: 'zcopy main-thread CPU per GiB ≤ 10% of stream',
+    baseline: 'stream',
+    check: (zcopy, base) => zcopy.cpuPerGiB.mainThread / base.cpuPerGiB.mainThread,
+    max: 0.1
+  }
+]
+
+function parseOptions () {
+  const { values } = parseArgs({
+    options: {
+      size: { type: 'string', default: '1GiB' },
+      iterations: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '3' },
+      json: { type: 'boolean', default: false },
+      markdown: { type: 'boolean', default: false }
+    }
+  })
+  return {
+    ...values,
+    size: parseSize(values.size),
+    iterations: integerInRange('iterations', 1, 1000)(values.iterations),
+    rounds: integerInRange('rounds', 1, 100)(values.rounds)
+  }
+}
+
+function medianByThroughput (rows) {
+  return [...rows].sort((a, b) => a.throughput - b.throughput)[Math.floor((rows.length - 1) / 2)]
+}
+
+function checkTargets (rows) {
+  const find = method => rows.find(row => row.method === method)
+  return TARGETS.map(({ text, baseline, check, min, max }) => {
+    if (!find(baseline)) return { target: text, value: null, met: null }
+    const value = check(find('zcopy'), find(baseline))
+    return { target: text, value, met: min !== undefined ? value >= min : value <= max }
+  })
+}
+
+async function main () {
+  const options = parseOptions()
+  const zcopy = loadZcopy()
+  const machine = machineInfo(zcopy)
+  const temp = createTempDir('zcopy-engine-bench-')
+  const compiled = compileSendfileLoop()
+  const methods = ['zcopy', 'stream', ...(compiled.binary ? ['c'] : [])]
+  const rounds = Object.fromEntries(methods.map(method => [method, []]))
+  try {
+    const file = path.join(temp.dir, 'source')
+    writeFileOfSize(file, options.size)
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const method of methods) {
+        process.stderr.write(`round ${round}/${options.rounds}: ${method}, ${options.iterations} × ${formatSize(options.size)}\n`)
+        const measurement = { mode: 'socket', method, file, size: options.size, concurrency: 1, iterations: options.iterations }
+        // zcopy and the stream run exactly as in `zcopy bench`, each in a fresh
+        // process; the C loop is its own process already.
+        const { warmupOperations, ...result } = method === 'c'
+          ? await runSocketMode({ ...measurement, sender: cSendfileSender(compiled.binary) })
+          : await measureInChildProcess(measurement)
+        rounds[method].push({ mode: 'socket', size: options.size, method, ...result })
+      }
+    }
+  } finally {
+    temp.remove()
+  }
+  const rows = Object.values(rounds).map(medianByThroughput)
+  const results = addRatios(addRatios(rows), { key: 'ratioToC', baseline: 'c' })
+  const targets = checkTargets(results)
+  const report = { machine, results, targets, ...(compiled.skipped && { skipped: { c: compiled.skipped } }) }
+  if (options.json) return process.stdout.write(JSON.stringify(report, null, 2) + '\n')
+  const columns = [...COLUMNS, { header: 'vs C loop', cell: row => formatRatio(row.ratioToC), right: true }]
+  process.stdout.write((options.markdown ? renderMarkdown : renderTable)(report, columns))
+  if (compiled.skipped) process.stdout.write(`\nC sendfile loop skipped: ${compiled.skipped}\n`)
+  process.stdout.write('\n' + targets.map(({ target, value, met }) =>
+    `${met === null ? '-' : met ? '✓' : '✗'} ${target}: ${value === null ? 'not measured' : value.toFixed(3)}`).join('\n') + '\n')
+}
+
+main().catch(error => {
+  process.stderr.write(`bench/engine.js: ${error.message}\n`)
+  process.exitCode = error.name === 'UsageError' ? 2 : 1
+})

@@ -1,0 +1,110 @@
+'use strict'
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { UsageError } = require('../lib/usage-error')
+const { parseSizeList, formatSize } = require('../lib/size')
+const { positiveNumber, integerInRange, choiceList } = require('../lib/validate')
+const { createTempDir } = require('../lib/temp-dir')
+const { machineInfo } = require('../lib/machine')
+const { loadZcopy } = require('../lib/load-zcopy')
+const { runBenchmarks, MODE_NAMES } = require('../lib/bench/run')
+const { renderTable } = require('../lib/render/table')
+const { renderMarkdown } = require('../lib/render/markdown')
+const { renderSvg } = require('../lib/render/svg')
+
+const DEFAULT_SIZES = '4KiB,1MiB,64MiB'
+const DEFAULT_DURATION = 1
+const EPILOG = `Each measurement runs in a fresh process after a short warmup; the sink or client runs in another.
+
+Units in --json: size in bytes, throughput in bytes/s, p50/p99 in ms per transfer, cpuPerGiB in ms \
+of CPU per GiB moved (user and system for the whole process, mainThread for the JavaScript thread), \
+peakRss in bytes; ratio is the throughput over the stream baseline for the same mode and size.`
+
+exports.command = 'bench'
+exports.describe = 'Compare zcopy with fs.createReadStream().pipe() on temporary files'
+
+exports.builder = yargs => yargs
+  .options({
+    mode: {
+      describe: `What to copy to: ${MODE_NAMES.join(', ')} or all (comma-separated)`,
+      type: 'string',
+      default: 'all',
+      coerce: choiceList('mode', MODE_NAMES)
+    },
+    sizes: {
+      describe: 'File sizes, comma-separated (B, KiB, MiB, GiB; KB, MB, GB are powers of 1000)',
+      type: 'string',
+      default: DEFAULT_SIZES,
+      coerce: parseSizeList
+    },
+    duration: {
+      describe: `Seconds to measure each method at each size [default: ${DEFAULT_DURATION}]`,
+      type: 'string',
+      coerce: positiveNumber('duration')
+    },
+    iterations: {
+      describe: 'Run exactly this many transfers per method and size instead of --duration',
+      type: 'string',
+      coerce: integerInRange('iterations', 1, 1e9)
+    },
+    concurrency: {
+      describe: 'Transfers in flight at once',
+      type: 'string',
+      default: '1',
+      coerce: integerInRange('concurrency', 1, 256)
+    },
+    json: { describe: 'Print the results as JSON on stdout', type: 'boolean' },
+    markdown: { describe: 'Print the results as a markdown table', type: 'boolean' },
+    svg: { describe: 'Also write a bar chart of throughput to FILE', type: 'string', requiresArg: true }
+  })
+  .conflicts('duration', 'iterations')
+  .conflicts('json', 'markdown')
+  .example('$0 bench', `every mode at ${DEFAULT_SIZES}, ${DEFAULT_DURATION} s each`)
+  .example('$0 bench --mode socket --sizes 1GiB --iterations 5', 'five 1 GiB transfers to a TCP sink per method')
+  .example('$0 bench --json > results.json', 'machine-readable results')
+  .epilog(EPILOG)
+
+function checkSvgTarget (file) {
+  const dir = path.dirname(path.resolve(file))
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+    throw new UsageError(`cannot write --svg ${file}: no such folder ${dir}`)
+  }
+}
+
+function progressPrinter (stream) {
+  if (!stream.isTTY) return { update () {}, done () {} }
+  return {
+    update: ({ index, total, mode, size, method }) =>
+      stream.write(`\r\x1b[K[${index + 1}/${total}] ${mode} ${formatSize(size)} ${method}…`),
+    done: () => stream.write('\r\x1b[K')
+  }
+}
+
+exports.handler = async argv => {
+  if (argv.svg !== undefined) checkSvgTarget(argv.svg)
+  const zcopy = loadZcopy()
+  const machine = machineInfo(zcopy)
+  const progress = progressPrinter(process.stderr)
+  const temp = createTempDir('zcopy-bench-')
+  let results
+  try {
+    results = await runBenchmarks({
+      modes: argv.mode,
+      sizes: argv.sizes,
+      dir: temp.dir,
+      concurrency: argv.concurrency,
+      duration: argv.iterations ? undefined : argv.duration ?? DEFAULT_DURATION,
+      iterations: argv.iterations,
+      onProgress: progress.update
+    })
+  } finally {
+    progress.done()
+    temp.remove()
+  }
+  const report = { machine, results }
+  if (argv.svg !== undefined) fs.writeFileSync(argv.svg, renderSvg(report))
+  if (argv.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n')
+  else if (argv.markdown) process.stdout.write(renderMarkdown(report))
+  else process.stdout.write(renderTable(report))
+}

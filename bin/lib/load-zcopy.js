@@ -1,0 +1,13 @@
+'use strict'
+
+// The zcopy package this CLI ships with. A failure to load it is a broken
+// install, reported as such rather than as a stack trace.
+function loadZcopy () {
+  try {
+    return require('../../lib')
+  } catch (error) {
+    throw new Error(`could not load the zcopy library: ${error.message.split('\n')[0]}`)
+  }
+}
+
+module.exports = { loadZcopy }

@@ -1,0 +1,26 @@
+'use strict'
+
+const { formatSize } = require('../size')
+
+// Three significant digits, thousands separated: 2345.6 → '2,350', 0.01234 → '0.0123'.
+function formatNumber (value) {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '–'
+  return value.toLocaleString('en-US', { maximumSignificantDigits: 3 })
+}
+
+const formatMBps = bytesPerSecond => formatNumber(bytesPerSecond / 1e6)
+const formatRatio = ratio => `${formatNumber(ratio)}×`
+const formatMiB = bytes => bytes === null ? '–' : formatNumber(bytes / 1024 ** 2)
+
+function describeMachine (machine) {
+  return [
+    machine.date.slice(0, 10),
+    `${machine.os} ${machine.arch}`,
+    `${machine.cpus} × ${machine.cpuModel}`,
+    `Node ${machine.node}`,
+    `zcopy ${machine.zcopy}`,
+    `zero-copy ${machine.zeroCopy ? 'on' : 'off (stream fallback)'}`
+  ].join(' · ')
+}
+
+module.exports = { formatNumber, formatMBps, formatRatio, formatMiB, formatSize, describeMachine }

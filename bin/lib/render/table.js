@@ -1,0 +1,20 @@
+'use strict'
+
+const { COLUMNS } = require('./columns')
+const { describeMachine } = require('./format')
+
+// A plain-text table for a terminal, one block per mode.
+function renderTable ({ machine, results }, columns = COLUMNS) {
+  const cells = results.map(row => columns.map(column => column.cell(row)))
+  const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map(line => line[i].length)))
+  const line = texts => texts.map((text, i) =>
+    columns[i].right ? text.padStart(widths[i]) : text.padEnd(widths[i])).join('  ').trimEnd()
+  const out = [describeMachine(machine), '', line(columns.map(column => column.header))]
+  cells.forEach((texts, i) => {
+    if (i > 0 && results[i].mode !== results[i - 1].mode) out.push('')
+    out.push(line(texts))
+  })
+  return out.join('\n') + '\n'
+}
+
+module.exports = { renderTable }

@@ -1,0 +1,108 @@
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { runCli, startCli } from './cli.mjs'
+
+// Each run gets its own TMPDIR, so the test can see that the CLI's temporary
+// files are gone afterwards.
+let tmpdir
+beforeEach(() => { tmpdir = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-cli-test-')) })
+afterEach(() => fs.rmSync(tmpdir, { recursive: true, force: true }))
+
+const bench = (args, env = {}) => runCli(['bench', ...args], { env: { TMPDIR: tmpdir, ...env } })
+const leftovers = () => fs.readdirSync(tmpdir)
+
+const METHODS = { socket: ['zcopy', 'stream'], http: ['zcopy', 'stream'], file: ['zcopy', 'stream', 'copyFile'] }
+
+describe('zcopy bench --json', () => {
+  test('every mode, method and size, bytes matching the sizes, ratios finite and positive', async () => {
+    const sizes = [4096, 65536 + 1]
+    const { code, stdout, stderr } = await bench(['--sizes', '4KiB,65537', '--iterations', '3', '--json'])
+    expect(stderr).toBe('')
+    expect(code).toBe(0)
+    const { machine, results } = JSON.parse(stdout)
+
+    expect(machine).toMatchObject({ node: process.version, cpus: os.cpus().length, zeroCopy: expect.any(Boolean) })
+    expect(Number.isNaN(Date.parse(machine.date))).toBe(false)
+
+    const expected = Object.entries(METHODS).flatMap(([mode, methods]) =>
+      sizes.flatMap(size => methods.map(method => ({ mode, size, method }))))
+    expect(results.map(({ mode, size, method }) => ({ mode, size, method }))).toEqual(expected)
+
+    for (const row of results) {
+      expect(row.operations).toBe(3)
+      expect(row.bytesMoved).toBe(row.size * row.operations)
+      for (const key of ['throughput', 'opsPerSec', 'p50', 'p99', 'ratio', 'peakRss']) {
+        expect(Number.isFinite(row[key]) && row[key] > 0, `${row.mode} ${row.size} ${row.method} ${key}: ${row[key]}`).toBe(true)
+      }
+      expect(row.p99).toBeGreaterThanOrEqual(row.p50)
+      for (const key of ['user', 'system', 'mainThread']) {
+        expect(Number.isFinite(row.cpuPerGiB[key]) && row.cpuPerGiB[key] >= 0).toBe(true)
+      }
+      if (row.method === 'stream') expect(row.ratio).toBe(1)
+    }
+    expect(leftovers()).toEqual([])
+  })
+
+  test('with the native binding disabled it still runs, and says so', async () => {
+    const { code, stdout } = await bench(['--mode', 'socket', '--sizes', '1KiB', '--iterations', '2', '--concurrency', '2', '--json'], { ZCOPY_NATIVE: '0' })
+    expect(code).toBe(0)
+    const { machine, results } = JSON.parse(stdout)
+    expect(machine.zeroCopy).toBe(false)
+    expect(results.map(row => [row.method, row.bytesMoved])).toEqual([['zcopy', 2048], ['stream', 2048]])
+  })
+})
+
+describe('zcopy bench output formats', () => {
+  test('a readable table by default, no progress line when stderr is not a TTY', async () => {
+    const { code, stdout, stderr } = await bench(['--mode', 'file', '--sizes', '2KiB', '--iterations', '2'])
+    expect(code).toBe(0)
+    expect(stderr).toBe('')
+    const lines = stdout.trimEnd().split('\n')
+    expect(lines[0]).toContain(`Node ${process.version}`)
+    expect(lines[2]).toMatch(/^mode\s+size\s+method\s+MB\/s\s+ops\/s\s+p50 ms\s+p99 ms.*vs stream$/)
+    expect(lines.slice(3).map(line => line.split(/\s{2,}/).slice(0, 3).join(' '))).toEqual([
+      'file 2 KiB zcopy', 'file 2 KiB stream', 'file 2 KiB copyFile'
+    ])
+    expect(lines[4]).toMatch(/ 1×$/)
+  })
+
+  test('--markdown prints a table to paste and --svg writes a bar chart', async () => {
+    const svg = path.join(tmpdir, 'chart.svg')
+    const { code, stdout } = await bench(['--mode', 'socket', '--sizes', '8KiB', '--iterations', '2', '--markdown', '--svg', svg])
+    expect(code).toBe(0)
+    const lines = stdout.trimEnd().split('\n')
+    expect(lines[2]).toMatch(/^\| mode \| size \| method \| MB\/s \|.*\| vs stream \|$/)
+    expect(lines[3]).toMatch(/^\| --- \| ---: \| --- \| ---: \|/)
+    expect(lines.slice(4).map(line => line.split(' | ').slice(0, 3).join(' '))).toEqual(['| socket 8 KiB zcopy', '| socket 8 KiB stream'])
+
+    const chart = fs.readFileSync(svg, 'utf8')
+    expect(chart).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
+    expect(chart.trimEnd()).toMatch(/<\/svg>$/)
+    expect(chart.match(/<rect /g)).toHaveLength(3) // background + one bar per method
+    expect(chart).toContain('socket · 8 KiB')
+    expect(chart).not.toMatch(/<script|href=/)
+    expect(leftovers()).toEqual(['chart.svg'])
+  })
+})
+
+describe('zcopy bench cleanup', () => {
+  test('Ctrl-C removes the temporary files', async () => {
+    const cli = startCli(['bench', '--mode', 'file', '--sizes', '1MiB', '--duration', '600'], { env: { TMPDIR: tmpdir } })
+    // Wait until the benchmark is running on its temporary file.
+    await new Promise(resolve => {
+      const poll = setInterval(() => {
+        const dirs = leftovers()
+        if (dirs.length > 0 && fs.readdirSync(path.join(tmpdir, dirs[0])).length > 0) {
+          clearInterval(poll)
+          resolve()
+        }
+      }, 20)
+    })
+    cli.child.kill('SIGINT')
+    const { code } = await cli.output()
+    expect(code).toBe(130)
+    expect(leftovers()).toEqual([])
+  })
+})

@@ -1,0 +1,61 @@
+// Runs the real CLI (node bin/zcopy.js) as a child process.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import { expect } from 'vitest'
+
+export const CLI = fileURLToPath(new URL('../../bin/zcopy.js', import.meta.url))
+
+// Starts the CLI; `output()` resolves with { code, signal, stdout, stderr } once it exits.
+export function startCli (args, { env = {} } = {}) {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', chunk => { stdout += chunk })
+  child.stderr.setEncoding('utf8').on('data', chunk => { stderr += chunk })
+  const exited = once(child, 'exit')
+  return {
+    child,
+    stdout: () => stdout,
+    async output () {
+      const [code, signal] = await exited
+      return { code, signal, stdout, stderr }
+    }
+  }
+}
+
+export function runCli (args, options) {
+  return startCli(args, options).output()
+}
+
+// Resolves with the first match of `pattern` in the child's stdout.
+export function waitForStdout (cli, pattern) {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const match = pattern.exec(cli.stdout())
+      if (match) {
+        cli.child.stdout.off('data', check)
+        cli.child.off('exit', onExit)
+        resolve(match)
+      }
+    }
+    const onExit = () => reject(new Error(`the CLI exited before printing ${pattern}: ${cli.stdout()}`))
+    cli.child.stdout.on('data', check)
+    cli.child.once('exit', onExit)
+    check()
+  })
+}
+
+// Bad input: nothing on stdout, exactly one line on stderr, no stack trace, exit code 2.
+export function expectOneLineUsageError ({ code, stdout, stderr }, pattern) {
+  expect(code).toBe(2)
+  expect(stdout).toBe('')
+  expect(stderr.endsWith('\n')).toBe(true)
+  expect(stderr.trimEnd().split('\n')).toHaveLength(1)
+  expect(stderr).toMatch(/^zcopy: /)
+  expect(stderr).not.toMatch(/\n\s+at /)
+  expect(stderr).toMatch(pattern)
+}
