@@ -170,7 +170,7 @@ describe('sendfile', () => {
       const received = drain(peer)
       peer.pause()
       const sent = sendfile(client._handle.fd, inFd, 0, big.data.length)
-      await new Promise((resolve) => setTimeout(resolve, 1500))
+      await new Promise((resolve) => setTimeout(resolve, 2000))
       peer.resume()
       expect(await sent).toBe(big.data.length)
       client.end()

@@ -1,0 +1,70 @@
+'use strict'
+
+// nginx with `sendfile on`, one worker (Node serves from one thread too), default
+// caching otherwise, serving `root` on `port`: the native reference.
+
+const { spawn, spawnSync } = require('node:child_process')
+const { once } = require('node:events')
+const { mkdtempSync, rmSync, writeFileSync } = require('node:fs')
+const { tmpdir } = require('node:os')
+const { join } = require('node:path')
+
+function nginxInstalled () {
+  return spawnSync('nginx', ['-v']).status === 0
+}
+
+function config (root, port, prefix) {
+  return `
+user root;
+worker_processes 1;
+daemon off;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+  client_body_temp_path ${prefix}; proxy_temp_path ${prefix}; fastcgi_temp_path ${prefix};
+  uwsgi_temp_path ${prefix}; scgi_temp_path ${prefix};
+  types { application/octet-stream bin; }
+  server {
+    listen 127.0.0.1:${port};
+    root ${root};
+  }
+}
+`
+}
+
+// → { stop() } once nginx accepts connections.
+async function startNginx (root, port) {
+  const prefix = mkdtempSync(join(tmpdir(), 'zcopy-nginx-'))
+  writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix))
+  const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: 'inherit' })
+  const ready = await waitForPort(port)
+  if (!ready) throw new Error('nginx did not start')
+  return {
+    async stop () {
+      child.kill('SIGQUIT')
+      await once(child, 'exit')
+      rmSync(prefix, { recursive: true, force: true })
+    }
+  }
+}
+
+async function waitForPort (port) {
+  const net = require('node:net')
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const connected = await new Promise((resolve) => {
+      const socket = net.connect(port, '127.0.0.1')
+      socket.once('connect', () => { socket.destroy(); resolve(true) })
+      socket.once('error', () => resolve(false))
+    })
+    if (connected) return true
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return false
+}
+
+module.exports = { nginxInstalled, startNginx }

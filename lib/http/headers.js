@@ -1,0 +1,70 @@
+'use strict'
+
+// Every response header rule for a file, in one place. As send does, a header the
+// application already set (res.setHeader before us, or in `setHeaders`) wins.
+// Values that depend only on the file are computed once per file version.
+
+const path = require('node:path')
+const etag = require('etag')
+const mime = require('mime-types')
+
+const contentTypes = new Map() // extension → Content-Type
+const validators = new WeakMap() // fs.Stats → { etag, lastModified }
+
+function contentTypeOf (file) {
+  const extension = path.extname(file)
+  let type = contentTypes.get(extension)
+  if (type === undefined) {
+    type = mime.contentType(extension) || 'application/octet-stream'
+    contentTypes.set(extension, type)
+  }
+  return type
+}
+
+function validatorsOf (stat) {
+  let value = validators.get(stat)
+  if (value === undefined) {
+    value = { etag: etag(stat), lastModified: stat.mtime.toUTCString() }
+    validators.set(stat, value)
+  }
+  return value
+}
+
+function setDefault (res, name, value) {
+  if (!res.hasHeader(name)) res.setHeader(name, value)
+}
+
+function appendVary (res, field) {
+  const current = res.getHeader('Vary')
+  if (current === undefined || current === '') return res.setHeader('Vary', field)
+  const fields = String(current).toLowerCase().split(/\s*,\s*/)
+  if (!fields.includes('*') && !fields.includes(field.toLowerCase())) res.setHeader('Vary', `${current}, ${field}`)
+}
+
+// `file` is what is sent: { path, stat } of the file itself or of its precompressed
+// sibling, `typePath` the name the Content-Type comes from, `encoding` the sibling's
+// Content-Encoding (or null).
+function setFileHeaders (res, { file, typePath, encoding }, options) {
+  if (options.setHeaders !== null) options.setHeaders(res, typePath, file.stat)
+  if (options.acceptRanges) setDefault(res, 'Accept-Ranges', 'bytes')
+  if (options.cacheControl !== null) setDefault(res, 'Cache-Control', options.cacheControl)
+  const { etag, lastModified } = validatorsOf(file.stat)
+  if (options.lastModified) setDefault(res, 'Last-Modified', lastModified)
+  if (options.etag) setDefault(res, 'ETag', etag)
+  setDefault(res, 'Content-Type', contentTypeOf(typePath))
+  if (options.precompressed) appendVary(res, 'Accept-Encoding')
+  if (encoding !== null) res.setHeader('Content-Encoding', encoding)
+}
+
+// A 304 describes no body: drop the headers that would describe one.
+function removeContentHeaders (res) {
+  for (const name of ['Content-Encoding', 'Content-Language', 'Content-Length', 'Content-Range', 'Content-Type']) {
+    res.removeHeader(name)
+  }
+}
+
+function contentRange (size, range) {
+  return range === undefined ? `bytes */${size}` : `bytes ${range.start}-${range.end}/${size}`
+}
+
+module.exports = { contentRange, removeContentHeaders, setFileHeaders }

@@ -1,0 +1,34 @@
+'use strict'
+
+// The part of a file a GET answers with. One satisfiable range → 206 with
+// Content-Range; an unsatisfiable one → 416; several ranges, a malformed header or
+// a stale If-Range → the whole file (as send does: no multipart/byteranges).
+
+const parseRange = require('range-parser')
+const { contentRange } = require('./headers')
+const { HttpError } = require('./http-error')
+const { rangeFresh } = require('./preconditions')
+
+const BYTES_RANGE = /^ *bytes=/
+
+// → { start, end } (inclusive; end = start - 1 for an empty body). Sets status and
+// Content-Range on `res` for a partial answer.
+function selectRange (req, res, size, acceptRanges) {
+  const header = req.headers.range
+  if (acceptRanges && BYTES_RANGE.test(header)) {
+    const ranges = rangeFresh(req, res) ? parseRange(size, header, { combine: true }) : -2
+    if (ranges === -1) {
+      const unsatisfied = contentRange(size)
+      res.setHeader('Content-Range', unsatisfied)
+      throw new HttpError(416, { headers: { 'Content-Range': unsatisfied } })
+    }
+    if (ranges !== -2 && ranges.length === 1) {
+      res.statusCode = 206
+      res.setHeader('Content-Range', contentRange(size, ranges[0]))
+      return { start: ranges[0].start, end: ranges[0].end }
+    }
+  }
+  return { start: 0, end: size - 1 }
+}
+
+module.exports = { selectRange }

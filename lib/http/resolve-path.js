@@ -1,0 +1,44 @@
+'use strict'
+
+// Turns a request path into a filesystem path that cannot leave its root: NUL
+// bytes are refused (400), any `..` segment (either slash) is refused (403) before
+// joining, and the dotfiles policy is applied to every segment.
+
+const path = require('node:path')
+const { HttpError } = require('./http-error')
+
+const UP_PATH = /(?:^|[\\/])\.\.(?:[\\/]|$)/
+
+// decodeURIComponent, with malformed percent-encoding as a 400.
+function decodePathname (pathname) {
+  try {
+    return decodeURIComponent(pathname)
+  } catch (err) {
+    throw new HttpError(400, { cause: err })
+  }
+}
+
+function isDotfile (segment) {
+  return segment.length > 1 && segment[0] === '.'
+}
+
+function applyDotfilesPolicy (segments, policy) {
+  if (policy === 'allow' || !segments.some(isDotfile)) return
+  throw new HttpError(policy === 'deny' ? 403 : 404)
+}
+
+// `relative` is a decoded path below `root` (leading slash or not), or an absolute
+// path when `root` is null. Returns the absolute path and whether a directory was
+// asked for (a trailing slash).
+function resolvePath (root, relative, dotfiles) {
+  if (relative.includes('\0')) throw new HttpError(400)
+  const normalized = root === null ? path.normalize(relative) : path.normalize('.' + path.sep + relative)
+  if (UP_PATH.test(normalized)) throw new HttpError(403)
+  applyDotfilesPolicy(normalized.split(path.sep), dotfiles)
+  return {
+    path: root === null ? path.resolve(normalized) : path.join(root, normalized),
+    trailingSlash: relative.endsWith('/')
+  }
+}
+
+module.exports = { decodePathname, resolvePath }

@@ -1,0 +1,128 @@
+'use strict'
+
+// Moves the body, an inclusive byte range of an open file, once the status and
+// headers are set on `res`. The engine decides how the bytes move; this module
+// decides what they go to:
+// - plain HTTP/1.x over TCP: the headers are flushed through Node, the engine
+//   writes the range to the socket itself (sendfile), then res.end() completes the
+//   response so keep-alive and pipelining go on;
+// - HTTP/2: http2stream.respondWithFD, Node's own native file path;
+// - anything else (TLS, a res whose write/end were replaced by middleware such as
+//   compression, an encoding or framing zcopy did not choose): the response
+//   object itself, as a stream, then res.end().
+// A transfer that fails after the headers went out destroys the response: the
+// Content-Length promised cannot be kept, and the client must not wait for it.
+
+const http = require('node:http')
+const net = require('node:net')
+const { Writable } = require('node:stream')
+const { prematureCloseError } = require('../errors')
+const { pipeFile } = require('../pipe-file')
+
+const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
+
+// The client went away: nothing to report, the server goes on. EBADF is how the
+// engine currently reports a socket that errored while it waited for writability
+// (libuv's poll handle turns POLLERR into UV_EBADF); the file descriptor itself is
+// held open by the cache for the whole transfer, so EBADF cannot be the file's.
+const DISCONNECTS = new Set([
+  'EBADF', 'ECONNABORTED', 'ECONNRESET', 'EPIPE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_PREMATURE_CLOSE'
+])
+
+function isDisconnect (err) {
+  return DISCONNECTS.has(err.code)
+}
+
+// Whether the engine may write to the connection directly, behind Node's back.
+// `ownEncoding`: the Content-Encoding on res, if any, is one zcopy chose.
+function mayBypassResponse (req, res, ownEncoding) {
+  return !req.socket.encrypted &&
+    res.write === nodeWrite && res.end === nodeEnd &&
+    (ownEncoding || !res.hasHeader('Content-Encoding'))
+}
+
+// Resolves true once the status line and headers reached the socket, false if the
+// response closed first. A pipelined response only gets its socket once the ones
+// before it are done; the write callback waits for that too.
+function flushHeaders (res) {
+  return new Promise((resolve) => {
+    const onClose = () => resolve(false)
+    res.once('close', onClose)
+    res.write('', (err) => {
+      res.off('close', onClose)
+      resolve(!err)
+    })
+  })
+}
+
+async function toSocket (res, fd, range) {
+  if (!(await flushHeaders(res))) return
+  const socket = res.socket
+  if (socket === null || res.chunkedEncoding || !(socket instanceof net.Socket)) {
+    // Framing we do not control (an app-set Transfer-Encoding, a socket-less res):
+    // let the response object frame the bytes.
+    return toResponse(res, fd, range)
+  }
+  await pipeFile(fd, socket, range)
+  res.end()
+}
+
+// The response as a plain Writable. Middleware that replaces res.write (compression)
+// does not always call write callbacks, nor let a 'drain' listener be removed; this
+// sink relies only on write()'s return value and one lasting 'drain' listener.
+function responseSink (res) {
+  let waiting = null
+  let closed = false
+  const resume = (err) => {
+    const callback = waiting
+    waiting = null
+    if (callback !== null) callback(err)
+  }
+  res.on('drain', () => resume())
+  res.on('close', () => {
+    closed = true
+    resume(prematureCloseError())
+  })
+  return new Writable({
+    write (chunk, encoding, callback) {
+      if (closed) callback(prematureCloseError())
+      else if (res.write(chunk)) callback()
+      else waiting = callback
+    },
+    destroy (err, callback) {
+      res.destroy()
+      callback(err)
+    }
+  })
+}
+
+async function toResponse (res, fd, range) {
+  await pipeFile(fd, responseSink(res), range)
+  res.end()
+}
+
+function toHttp2Stream (res, fd, { start, end }) {
+  const stream = res.stream
+  if (stream.destroyed) return
+  const headers = { ...res.getHeaders(), ':status': res.statusCode }
+  return new Promise((resolve) => {
+    stream.once('close', resolve)
+    stream.respondWithFD(fd, headers, { offset: start, length: end - start + 1 })
+  })
+}
+
+// Sends bytes [start, end] of `fd` (kept open by the caller until this settles).
+// Resolves when done or when the client went away; rejects, with the response
+// destroyed, when the file could not be sent (read error, truncated file).
+async function sendBody (req, res, fd, range, { ownEncoding }) {
+  try {
+    if (req.httpVersionMajor === 2) return await toHttp2Stream(res, fd, range)
+    if (mayBypassResponse(req, res, ownEncoding)) return await toSocket(res, fd, range)
+    return await toResponse(res, fd, range)
+  } catch (err) {
+    res.destroy()
+    if (!isDisconnect(err)) throw err
+  }
+}
+
+module.exports = { sendBody }

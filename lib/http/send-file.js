@@ -1,0 +1,45 @@
+'use strict'
+
+// zcopy.sendFile(req, res, path, options) → Promise<void>
+// Answers one GET or HEAD request with one file on a node:http ServerResponse (or
+// an http2 compat response). `path` is a filesystem path: absolute, or relative to
+// `options.root`, which it then cannot leave. It rejects with an HttpError
+// (`status`) when nothing was sent: 400/403/404 (bad path, refused, not found),
+// 412 (precondition), 416 (range; `headers` has Content-Range); the caller answers.
+
+const path = require('node:path')
+const { OpenFileCache } = require('./file-cache')
+const { HttpError } = require('./http-error')
+const { DIRECTORY, locateFile } = require('./locate-file')
+const { normalizeOptions } = require('./options')
+const { resolvePath } = require('./resolve-path')
+const { openFile, respond } = require('./serve-file')
+
+// One cache for every sendFile call: callers often pass a fresh options object.
+const cache = new OpenFileCache()
+const normalized = new WeakMap() // caller's options object → normalized options
+const defaults = normalizeOptions()
+
+function optionsOf (options) {
+  if (options === undefined) return defaults
+  let value = normalized.get(options)
+  if (value === undefined) {
+    value = normalizeOptions(options)
+    normalized.set(options, value)
+  }
+  return value
+}
+
+async function sendFile (req, res, file, options) {
+  if (typeof file !== 'string') throw new TypeError('path must be a string')
+  const opts = optionsOf(options)
+  if (opts.root === null && !path.isAbsolute(file)) {
+    throw new TypeError('path must be absolute or options.root must be set')
+  }
+  const located = locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)
+  if (located === DIRECTORY) throw new HttpError(404)
+  const opened = await openFile(req, located, opts, cache)
+  await respond(req, res, opened, opts, cache)
+}
+
+module.exports = { sendFile }

@@ -1,0 +1,72 @@
+'use strict'
+
+// zcopy.serveStatic(root, options): Connect/Express middleware, a drop-in for
+// express.static / serve-static: same options, defaults, statuses, headers,
+// directory redirects, next() and next(err) rules, with zero-copy bodies.
+
+const path = require('node:path')
+const { OpenFileCache } = require('./file-cache')
+const { HttpError } = require('./http-error')
+const { DIRECTORY, locateFile } = require('./locate-file')
+const { normalizeOptions } = require('./options')
+const { redirectToDirectory } = require('./redirect')
+const { splitUrl } = require('./request-url')
+const { decodePathname, resolvePath } = require('./resolve-path')
+const { checkDirectoryConfinement, openFile, respond } = require('./serve-file')
+
+const DEFAULT_MAX_OPEN_FILES = 128
+
+function methodNotAllowed (res) {
+  res.statusCode = 405
+  res.setHeader('Allow', 'GET, HEAD')
+  res.setHeader('Content-Length', '0')
+  res.end()
+}
+
+function serveStatic (root, options = {}) {
+  if (!root) throw new TypeError('root path required')
+  if (typeof root !== 'string') throw new TypeError('root path must be a string')
+  const opts = normalizeOptions({ ...options, root: path.resolve(root) })
+  const fallthrough = options.fallthrough !== false
+  const redirect = options.redirect !== false
+  const maxOpenFiles = options.maxOpenFiles === undefined ? DEFAULT_MAX_OPEN_FILES : options.maxOpenFiles
+  if (!Number.isInteger(maxOpenFiles) || maxOpenFiles < 0) {
+    throw new TypeError('option maxOpenFiles must be a non-negative integer')
+  }
+  const cache = new OpenFileCache({ max: maxOpenFiles })
+
+  async function serve (req, res, state) {
+    const originalUrl = req.originalUrl || req.url
+    let { pathname } = splitUrl(req.url)
+    // Mounted at /static, a request for /static must redirect to /static/.
+    if (pathname === '/' && !splitUrl(originalUrl).pathname.endsWith('/')) pathname = ''
+    const resolved = resolvePath(opts.root, decodePathname(pathname), opts.dotfiles)
+    const located = locateFile(resolved, opts)
+    if (located === DIRECTORY) {
+      if (!redirect || resolved.trailingSlash) throw new HttpError(404)
+      checkDirectoryConfinement(resolved.path, opts)
+      return redirectToDirectory(res, originalUrl)
+    }
+    const opened = await openFile(req, located, opts, cache)
+    state.found = true
+    await respond(req, res, opened, opts, cache)
+  }
+
+  function serveStaticMiddleware (req, res, next) {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return fallthrough ? next() : methodNotAllowed(res)
+    }
+    const state = { found: false }
+    serve(req, res, state).catch((err) => {
+      // Not found (or refused) before a file was chosen: the next handler's turn.
+      if (fallthrough && !state.found && err.status < 500) next()
+      else next(err)
+    })
+  }
+
+  // Closes the cached file handles (they also close when the server does).
+  serveStaticMiddleware.close = () => cache.clear()
+  return serveStaticMiddleware
+}
+
+module.exports = { serveStatic }

@@ -1,0 +1,264 @@
+// Bytes on every transport: plain keep-alive and pipelined HTTP/1.1 (zero-copy),
+// TLS and compression middleware (stream fallback), HTTP/2 (respondWithFD),
+// precompressed siblings.
+
+import { once } from 'node:events'
+import { join } from 'node:path'
+import http from 'node:http'
+import http2 from 'node:http2'
+import https from 'node:https'
+import { gunzipSync } from 'node:zlib'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import compression from 'compression'
+import express from 'express'
+import zcopy from '../../lib/index.js'
+import { fdsUnder, listen, parseResponses, rawExchange, request, tls } from '../fixtures/http/net.mjs'
+import { FILES, makeTree } from '../fixtures/http/tree.mjs'
+
+let tree
+
+beforeAll(async () => {
+  tree = await makeTree()
+})
+
+afterAll(() => tree.cleanup())
+
+function handlerFor (serve) {
+  return (req, res) => serve(req, res, (err) => {
+    res.statusCode = err ? err.status || 500 : 404
+    res.end()
+  })
+}
+
+function get (agent, port, path, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
+      const chunks = []
+      res.on('data', (chunk) => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks), reused: req.reusedSocket }))
+    })
+    req.on('error', reject)
+  })
+}
+
+describe('plain HTTP/1.1', () => {
+  let serve, app
+
+  beforeAll(async () => {
+    serve = zcopy.serveStatic(tree.root)
+    app = await listen(handlerFor(serve))
+  })
+
+  afterAll(async () => {
+    await app.close()
+    await serve.close()
+    expect(fdsUnder(tree.base)).toEqual([])
+  })
+
+  test('keep-alive: several requests on one connection, each with its bytes', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    try {
+      const order = ['hello.txt', 'big.bin', 'empty.txt', 'big.bin', 'ünïcødé ✓.txt', 'hello.txt']
+      for (const [i, name] of order.entries()) {
+        const answer = await get(agent, app.port, '/' + encodeURIComponent(name))
+        expect(answer.status).toBe(200)
+        expect(answer.body.equals(Buffer.from(FILES[name]))).toBe(true)
+        expect(answer.reused).toBe(i > 0)
+      }
+      const partial = await get(agent, app.port, '/big.bin', { range: 'bytes=100-1048675' })
+      expect(partial.status).toBe(206)
+      expect(partial.body.equals(FILES['big.bin'].subarray(100, 1048676))).toBe(true)
+      expect(partial.reused).toBe(true)
+    } finally {
+      agent.destroy()
+    }
+  })
+
+  test('pipelining: responses come back in order, each body complete', async () => {
+    const names = ['big.bin', 'hello.txt', 'big.bin', 'data.json', 'empty.txt', 'app.js']
+    const raw = names.map((name, i) =>
+      `GET /${name} HTTP/1.1\r\nHost: x\r\n${i === names.length - 1 ? 'Connection: close\r\n' : ''}\r\n`).join('')
+    const responses = parseResponses(await rawExchange(app.port, raw))
+    expect(responses.map((r) => r.status)).toEqual(names.map(() => 200))
+    for (const [i, name] of names.entries()) {
+      expect(responses[i].body.equals(Buffer.from(FILES[name]))).toBe(true)
+    }
+  })
+
+  test('many concurrent downloads of the same file share one cached descriptor', async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, () => request(app.port, '/big.bin')))
+    for (const answer of answers) expect(answer.body.equals(FILES['big.bin'])).toBe(true)
+    // the engine's private dup of it closes just after the last byte went out
+    await expect.poll(() => fdsUnder(join(tree.root, 'big.bin')).length).toBe(1)
+  })
+})
+
+test('TLS: the stream fallback sends the same bytes', async () => {
+  const serve = zcopy.serveStatic(tree.root)
+  const app = await listen(null, https.createServer(tls, handlerFor(serve)))
+  const agent = new https.Agent({ ca: tls.cert, keepAlive: true, maxSockets: 1 })
+  const fetchTls = (path, headers = {}) => new Promise((resolve, reject) => {
+    https.get({ host: '127.0.0.1', servername: 'localhost', port: app.port, path, agent, headers }, (res) => {
+      const chunks = []
+      res.on('data', (chunk) => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }))
+    }).on('error', reject)
+  })
+  try {
+    expect((await fetchTls('/big.bin')).body.equals(FILES['big.bin'])).toBe(true)
+    const partial = await fetchTls('/big.bin', { range: 'bytes=5-2000000' })
+    expect(partial.status).toBe(206)
+    expect(partial.body.equals(FILES['big.bin'].subarray(5, 2000001))).toBe(true)
+    expect((await fetchTls('/hello.txt')).body.toString()).toBe(FILES['hello.txt'])
+  } finally {
+    agent.destroy()
+    await app.close()
+    await serve.close()
+  }
+})
+
+test('compression middleware: the replaced write/end get the bytes, compressed by it', async () => {
+  const serve = zcopy.serveStatic(tree.root)
+  const app = await listen(express().use(compression({ threshold: 0 }), serve))
+  try {
+    for (const name of ['app.js', 'big.bin', 'hello.txt']) {
+      const answer = await request(app.port, '/' + name, { headers: { 'accept-encoding': 'gzip' } })
+      expect(answer.status).toBe(200)
+      expect(answer.headers['content-encoding']).toBe('gzip')
+      const body = gunzipSync(answer.body)
+      expect(body.equals(Buffer.from(FILES[name]))).toBe(true)
+    }
+  } finally {
+    await app.close()
+    await serve.close()
+  }
+})
+
+test('a Content-Encoding someone else set: bytes go through the response object, unchanged', async () => {
+  const serve = zcopy.serveStatic(tree.root)
+  const app = await listen((req, res) => {
+    res.setHeader('Content-Encoding', 'gzip') // e.g. an app serving .gz it knows about
+    serve(req, res, () => res.end())
+  })
+  try {
+    const answer = await request(app.port, '/app.js.gz')
+    expect(answer.headers['content-encoding']).toBe('gzip')
+    expect(answer.body.equals(FILES['app.js.gz'])).toBe(true)
+  } finally {
+    await app.close()
+    await serve.close()
+  }
+})
+
+describe('HTTP/2 compat responses: respondWithFD', () => {
+  let serve, app, client
+
+  function h2 (path, headers = {}) {
+    return new Promise((resolve, reject) => {
+      const stream = client.request({ ':path': path, ...headers })
+      const chunks = []
+      let head
+      stream.on('response', (h) => { head = h })
+      stream.on('data', (chunk) => chunks.push(chunk))
+      stream.on('end', () => resolve({ status: head[':status'], headers: head, body: Buffer.concat(chunks) }))
+      stream.on('error', reject)
+      stream.end()
+    })
+  }
+
+  beforeAll(async () => {
+    serve = zcopy.serveStatic(tree.root)
+    app = await listen(null, http2.createSecureServer(tls, handlerFor(serve)))
+    client = http2.connect(`https://localhost:${app.port}`, { ca: tls.cert })
+  })
+
+  afterAll(async () => {
+    client.close()
+    await app.close()
+    await serve.close()
+  })
+
+  test('whole files, ranges, HEAD, 304, 404 on one session, concurrently', async () => {
+    const [big, hello, partial, head, missing] = await Promise.all([
+      h2('/big.bin'),
+      h2('/hello.txt'),
+      h2('/big.bin', { range: 'bytes=1000-' }),
+      h2('/big.bin', { ':method': 'HEAD' }),
+      h2('/nope')
+    ])
+    expect(big.body.equals(FILES['big.bin'])).toBe(true)
+    expect(big.headers['content-length']).toBe(String(FILES['big.bin'].length))
+    expect(hello.body.toString()).toBe(FILES['hello.txt'])
+    expect(hello.headers['content-type']).toBe('text/plain; charset=utf-8')
+    expect(partial.status).toBe(206)
+    expect(partial.body.equals(FILES['big.bin'].subarray(1000))).toBe(true)
+    expect(head.status).toBe(200)
+    expect(head.body.length).toBe(0)
+    expect(missing.status).toBe(404)
+    const again = await h2('/hello.txt', { 'if-none-match': hello.headers.etag })
+    expect(again.status).toBe(304)
+  })
+
+  test('a stream cancelled mid-body: the session and the server go on', async () => {
+    const stream = client.request({ ':path': '/big.bin' })
+    stream.on('error', () => {})
+    await once(stream, 'data')
+    stream.close(http2.constants.NGHTTP2_CANCEL)
+    await once(stream, 'close')
+    expect((await h2('/hello.txt')).body.toString()).toBe(FILES['hello.txt'])
+  })
+
+  test('several concurrent streams of the same file share the cached descriptor safely', async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+      h2('/big.bin', { range: `bytes=${i * 1000}-` })))
+    for (const [i, answer] of answers.entries()) {
+      expect(answer.body.equals(FILES['big.bin'].subarray(i * 1000))).toBe(true)
+    }
+  })
+})
+
+describe('precompressed siblings', () => {
+  let serve, app
+
+  beforeAll(async () => {
+    serve = zcopy.serveStatic(tree.root, { precompressed: true })
+    app = await listen(handlerFor(serve))
+  })
+
+  afterAll(async () => {
+    await app.close()
+    await serve.close()
+  })
+
+  test.each([
+    ['br, gzip', 'br', 'app.js.br'],
+    ['gzip, deflate, br', 'br', 'app.js.br'],
+    ['gzip', 'gzip', 'app.js.gz'],
+    ['br;q=0, gzip', 'gzip', 'app.js.gz'],
+    ['*', 'br', 'app.js.br'],
+    ['*, br;q=0', 'gzip', 'app.js.gz'],
+    ['identity', undefined, 'app.js'],
+    [undefined, undefined, 'app.js']
+  ])('Accept-Encoding %s → %s', async (accept, encoding, sent) => {
+    const answer = await request(app.port, '/app.js', { headers: accept ? { 'accept-encoding': accept } : {} })
+    expect(answer.headers['content-encoding']).toBe(encoding)
+    expect(answer.headers.vary).toBe('Accept-Encoding')
+    expect(answer.headers['content-type']).toBe('text/javascript; charset=utf-8')
+    expect(answer.body.equals(Buffer.from(FILES[sent]))).toBe(true)
+  })
+
+  test('a range applies to the encoded bytes; validators differ per encoding', async () => {
+    const br = await request(app.port, '/app.js', { headers: { 'accept-encoding': 'br', range: 'bytes=2-9' } })
+    expect(br.status).toBe(206)
+    expect(br.body.equals(FILES['app.js.br'].subarray(2, 10))).toBe(true)
+    const plain = await request(app.port, '/app.js')
+    expect(plain.headers.etag).not.toBe(br.headers.etag)
+  })
+
+  test('files without siblings are sent as they are, still with Vary', async () => {
+    const answer = await request(app.port, '/hello.txt', { headers: { 'accept-encoding': 'br, gzip' } })
+    expect(answer.headers['content-encoding']).toBeUndefined()
+    expect(answer.headers.vary).toBe('Accept-Encoding')
+    expect(answer.body.toString()).toBe(FILES['hello.txt'])
+  })
+})
