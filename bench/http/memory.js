@@ -24,7 +24,7 @@ async function measureKind (kind, root) {
     const url = `http://127.0.0.1:${port}/${FILE}`
     await runClient(url, 2) // warm-up
     const before = kibibytes(server.pid, 'VmRSS')
-    writeFileSync(`/proc/${server.pid}/clear_refs`, '5') // reset VmHWM to the current RSS
+    writeFileSync(`/proc/${server.pid}/clear_refs`, '5') // reset VmHWM to the current RSS (Linux ≥ 4.0)
     const { bytes, failures } = await runClient(url, DOWNLOADS)
     const peak = kibibytes(server.pid, 'VmHWM')
     return { before, peak, growth: (peak - before) / 1024, bytes, failures }

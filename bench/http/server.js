@@ -7,31 +7,29 @@
 const http = require('node:http')
 
 const KINDS = {
-  'zcopy (node:http)' () {
+  'zcopy (node:http)' (root) {
     const serve = require('../../lib').serveStatic(root)
     return startHttp((req, res) => serve(req, res, () => notFound(res)))
   },
-  'zcopy (Express)' () {
+  'zcopy (Express)' (root) {
     const express = require('express')
     return startHttp(express().use(require('../../lib').serveStatic(root)))
   },
-  'express.static' () {
+  'express.static' (root) {
     const express = require('express')
     return startHttp(express().use(express.static(root)))
   },
-  sirv () {
+  sirv (root) {
     const serve = require('sirv')(root, { etag: true })
     return startHttp((req, res) => serve(req, res, () => notFound(res)))
   },
-  async '@fastify/static' () {
+  async '@fastify/static' (root) {
     const app = require('fastify')({ logger: false })
     app.register(require('@fastify/static'), { root })
     await app.listen({ port: 0, host: '127.0.0.1' })
     return app.server.address().port
   }
 }
-
-const [kind, root] = process.argv.slice(2)
 
 function notFound (res) {
   res.statusCode = 404
@@ -44,8 +42,9 @@ function startHttp (handler) {
 }
 
 if (require.main === module) {
+  const [kind, root] = process.argv.slice(2)
   if (!KINDS[kind]) throw new Error(`unknown server kind ${kind}`)
-  Promise.resolve(KINDS[kind]()).then((port) => process.send({ port }))
+  Promise.resolve(KINDS[kind](root)).then((port) => process.send({ port }))
 }
 
 module.exports = { KINDS: Object.keys(KINDS) }
