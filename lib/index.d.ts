@@ -4,6 +4,8 @@ import type { FileHandle } from 'node:fs/promises'
 import type { Socket } from 'node:net'
 import type { Writable } from 'node:stream'
 
+export * from './http/types'
+
 /** True when the native addon is loaded and sendfile(2) is used; false on the pure-JS fallback. */
 export declare const zeroCopyAvailable: boolean
 

@@ -11,8 +11,7 @@ const fs = require('node:fs')
 const fsp = require('node:fs/promises')
 const { once } = require('node:events')
 const { zeroCopyAvailable } = require('./binding')
-const fallback = require('./fallback')
-const { sendfile } = require('./sendfile')
+const { startFallbackTransfer, startTransfer } = require('./sendfile')
 const { classifyDestination, socketFd, supportsZeroCopy } = require('./destination')
 const { byteRange, openSource, validateSource } = require('./source')
 const { flushed, streamCopy } = require('./stream-copy')
@@ -27,6 +26,8 @@ const {
 // Errors that mean "this descriptor pair cannot sendfile" (O_APPEND files, odd
 // devices) rather than "the transfer failed": retried through the JS copy loop.
 const UNSUPPORTED = new Set(['EINVAL', 'ENOSYS', 'EOPNOTSUPP'])
+
+const noop = () => {}
 
 function validateOptions (options) {
   validateObject('options', options)
@@ -55,15 +56,42 @@ function progress (onProgress) {
   return state
 }
 
-// sendfile to a descriptor, falling back to the JS loop when the pair is unsupported.
-async function toDescriptor (outFd, inFd, range, signal, tracker) {
+// sendfile to a descriptor, falling back to the JS loop when the kernel refuses
+// the pair. `hook(abort)` connects the caller's sources of cancellation to the
+// running transfer and returns the function that disconnects them.
+async function toDescriptor (outFd, inFd, range, tracker, hook) {
+  const run = async (transfer) => {
+    const unhook = hook(transfer.abort)
+    try {
+      return await transfer.done
+    } finally {
+      unhook()
+    }
+  }
   try {
-    const bytes = await sendfile(outFd, inFd, range.start, range.length, { signal, onProgress: tracker.report })
+    const bytes = await run(startTransfer(outFd, inFd, range.start, range.length, tracker.report))
     return { bytes, zeroCopy: zeroCopyAvailable }
   } catch (err) {
     if (!UNSUPPORTED.has(err.code) || tracker.bytes > 0) throw err
-    const bytes = await fallback.sendfile(outFd, inFd, range.start, range.length, { signal, onProgress: tracker.report })
+    const bytes = await run(startFallbackTransfer(outFd, inFd, range.start, range.length, tracker.report))
     return { bytes, zeroCopy: false }
+  }
+}
+
+// Cancellation by the user's signal alone; an abort rejects with its AbortError.
+function hookSignal (signal) {
+  return (abort) => {
+    if (!signal) return noop
+    signal.addEventListener('abort', abort, { once: true })
+    return () => signal.removeEventListener('abort', abort)
+  }
+}
+
+async function toDescriptorWithSignal (outFd, inFd, range, signal, tracker) {
+  try {
+    return await toDescriptor(outFd, inFd, range, tracker, hookSignal(signal))
+  } catch (err) {
+    throw signal && signal.aborted ? abortError(signal) : err
   }
 }
 
@@ -84,7 +112,7 @@ function holdSocket (socket, signal) {
   } else {
     ready = flushed(socket, '', signal).then(cork)
   }
-  ready.catch(() => {}) // observed by toSocket, unless the source fails to open first
+  ready.catch(noop) // observed by toSocket, unless the source fails to open first
   return {
     ready,
     release () {
@@ -100,21 +128,22 @@ async function toSocket (socket, hold, inFd, range, signal, tracker) {
   await hold.ready
   const fd = socketFd(socket)
   if (socket.destroyed || fd < 0) throw prematureCloseError()
-
-  const controller = new AbortController()
-  const onClose = () => controller.abort(prematureCloseError())
-  const onAbort = () => controller.abort(signal.reason)
-  socket.once('close', onClose)
-  if (signal) signal.addEventListener('abort', onAbort, { once: true })
+  const hookUserSignal = hookSignal(signal)
+  const hook = (abort) => {
+    const unhookSignal = hookUserSignal(abort)
+    socket.once('close', abort)
+    return () => {
+      socket.off('close', abort)
+      unhookSignal()
+    }
+  }
   try {
-    return await toDescriptor(fd, inFd, range, controller.signal, tracker)
+    return await toDescriptor(fd, inFd, range, tracker, hook)
   } catch (err) {
+    const closed = socket.destroyed
     socket.destroy()
-    if (!controller.signal.aborted) throw err
-    throw signal && signal.aborted ? abortError(signal) : prematureCloseError()
-  } finally {
-    socket.off('close', onClose)
-    if (signal) signal.removeEventListener('abort', onAbort)
+    if (signal && signal.aborted) throw abortError(signal)
+    throw closed && err.code === 'ABORT_ERR' ? prematureCloseError() : err
   }
 }
 
@@ -122,7 +151,7 @@ async function toFileStream (stream, inFd, range, signal, tracker) {
   if (stream.fd === null) await once(stream, 'ready', { signal })
   await flushed(stream, '', signal)
   try {
-    const result = await toDescriptor(stream.fd, inFd, range, signal, tracker)
+    const result = await toDescriptorWithSignal(stream.fd, inFd, range, signal, tracker)
     stream.bytesWritten += result.bytes
     return result
   } catch (err) {
@@ -152,7 +181,7 @@ function deliver (target, hold, inFd, range, signal, tracker) {
     case 'path':
       return toPath(target.path, inFd, range, signal, tracker)
     case 'fd':
-      if (range.regular) return toDescriptor(target.fd, inFd, range, signal, tracker)
+      if (range.regular) return toDescriptorWithSignal(target.fd, inFd, range, signal, tracker)
       return toStream(fs.createWriteStream(null, { fd: target.fd, autoClose: false }), inFd, range, signal, tracker)
     case 'socket':
       if (hold && range.regular) return toSocket(target.stream, hold, inFd, range, signal, tracker)

@@ -19,16 +19,39 @@ const {
 // holds a pool thread for long, large enough that the hops are noise.
 const CHUNK_SIZE = 4 * 1024 * 1024
 
-async function nativeSendfile (outFd, inFd, offset, length, signal, onProgress) {
-  const transfer = new native.Transfer(outFd, inFd, offset, length, CHUNK_SIZE, onProgress)
-  const onAbort = () => transfer.abort()
-  if (signal) signal.addEventListener('abort', onAbort, { once: true })
+// Starts a transfer and returns { done, abort }. `done` rejects with
+// code 'ABORT_ERR' after abort(). No AbortSignal is involved: listening on one
+// costs more than sending a small file, so callers hook their own sources of
+// cancellation (a user's signal, a closing socket) to abort().
+function startTransfer (outFd, inFd, offset, length, onProgress) {
+  if (native) {
+    const transfer = new native.Transfer(outFd, inFd, offset, length, CHUNK_SIZE, onProgress)
+    return { done: transfer.start(), abort: () => transfer.abort() }
+  }
+  return startFallbackTransfer(outFd, inFd, offset, length, onProgress)
+}
+
+// The pure-JS copy loop behind the same interface (also used where the kernel
+// refuses a descriptor pair).
+function startFallbackTransfer (outFd, inFd, offset, length, onProgress) {
+  const controller = new AbortController()
+  return {
+    done: fallback.sendfile(outFd, inFd, offset, length, { signal: controller.signal, onProgress }),
+    abort: () => controller.abort()
+  }
+}
+
+// Runs a started transfer with `signal` hooked to it; an abort rejects with an
+// AbortError carrying the signal's reason.
+async function withSignal (transfer, signal) {
+  if (!signal) return transfer.done
+  signal.addEventListener('abort', transfer.abort, { once: true })
   try {
-    return await transfer.start()
+    return await transfer.done
   } catch (err) {
-    throw err.code === 'ABORT_ERR' ? abortError(signal) : err
+    throw signal.aborted ? abortError(signal) : err
   } finally {
-    if (signal) signal.removeEventListener('abort', onAbort)
+    signal.removeEventListener('abort', transfer.abort)
   }
 }
 
@@ -42,8 +65,7 @@ function sendfile (outFd, inFd, offset, length, options = {}) {
   const onProgress = validateOptionalFunction('options.onProgress', options.onProgress)
 
   if (signal && signal.aborted) return Promise.reject(abortError(signal))
-  if (native) return nativeSendfile(outFd, inFd, offset, length, signal, onProgress)
-  return fallback.sendfile(outFd, inFd, offset, length, { signal, onProgress })
+  return withSignal(startTransfer(outFd, inFd, offset, length, onProgress), signal)
 }
 
-module.exports = { sendfile }
+module.exports = { sendfile, startFallbackTransfer, startTransfer }

@@ -7,7 +7,7 @@ const { UsageError } = require('../lib/usage-error')
 const { integerInRange } = require('../lib/validate')
 const { loadZcopy } = require('../lib/load-zcopy')
 const { listen } = require('../lib/listen')
-const { logRequest } = require('../lib/serve/request-log')
+const { createRequestLog } = require('../lib/serve/request-log')
 
 exports.command = 'serve [dir]'
 exports.describe = 'Serve a folder over HTTP with zcopy (serveStatic)'
@@ -49,10 +49,11 @@ exports.handler = async argv => {
   const root = path.resolve(argv.dir)
   checkFolder(root)
   const zcopy = loadZcopy()
-  const serve = zcopy.serveStatic(root)
   const write = line => process.stdout.write(line + '\n')
+  const log = createRequestLog(write)
+  const serve = zcopy.serveStatic(root, { onSent: log.onSent })
   const server = http.createServer((req, res) => {
-    logRequest(req, res, { zeroCopyAvailable: zcopy.zeroCopyAvailable, write })
+    log.logRequest(req, res)
     serve(req, res, error => finish(res, error))
   })
   const address = await listen(server, argv.port, argv.host)

@@ -36,6 +36,9 @@ function normalizeOptions (options = {}) {
   if (options.setHeaders !== undefined && typeof options.setHeaders !== 'function') {
     throw new TypeError('option setHeaders must be function')
   }
+  if (options.onSent !== undefined && typeof options.onSent !== 'function') {
+    throw new TypeError('option onSent must be function')
+  }
   if (options.root !== undefined && typeof options.root !== 'string') throw new TypeError('root option must be a string')
 
   return Object.freeze({
@@ -49,7 +52,8 @@ function normalizeOptions (options = {}) {
     lastModified: options.lastModified !== false,
     precompressed: Boolean(options.precompressed),
     allowSymlinksOutsideRoot: Boolean(options.allowSymlinksOutsideRoot),
-    setHeaders: options.setHeaders || null
+    setHeaders: options.setHeaders || null,
+    onSent: options.onSent || null
   })
 }
 

@@ -18,15 +18,13 @@ const net = require('node:net')
 const { Writable } = require('node:stream')
 const { prematureCloseError } = require('../errors')
 const { pipeFile } = require('../pipe-file')
+const { corkTcp } = require('../tcp-cork')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 
-// The client went away: nothing to report, the server goes on. EBADF is how the
-// engine currently reports a socket that errored while it waited for writability
-// (libuv's poll handle turns POLLERR into UV_EBADF); the file descriptor itself is
-// held open by the cache for the whole transfer, so EBADF cannot be the file's.
+// The client went away: nothing to report, the server goes on.
 const DISCONNECTS = new Set([
-  'EBADF', 'ECONNABORTED', 'ECONNRESET', 'EPIPE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_PREMATURE_CLOSE'
+  'ECONNABORTED', 'ECONNRESET', 'EPIPE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_PREMATURE_CLOSE'
 ])
 
 function isDisconnect (err) {
@@ -55,16 +53,25 @@ function flushHeaders (res) {
   })
 }
 
+// The connection is corked before the headers are flushed, so that headers and
+// body leave in one packet rather than two (a pipelined response, whose socket is
+// not yet assigned, goes uncorked).
 async function toSocket (res, fd, range) {
-  if (!(await flushHeaders(res))) return
-  const socket = res.socket
-  if (socket === null || res.chunkedEncoding || !(socket instanceof net.Socket)) {
-    // Framing we do not control (an app-set Transfer-Encoding, a socket-less res):
-    // let the response object frame the bytes.
-    return toResponse(res, fd, range)
+  const uncork = corkTcp(res.socket)
+  try {
+    if (!(await flushHeaders(res))) return
+    const socket = res.socket
+    if (socket === null || res.chunkedEncoding || !(socket instanceof net.Socket)) {
+      // Framing we do not control (an app-set Transfer-Encoding, a socket-less res):
+      // let the response object frame the bytes.
+      return await toResponse(res, fd, range)
+    }
+    const sent = await pipeFile(fd, socket, range)
+    res.end()
+    return sent
+  } finally {
+    uncork()
   }
-  await pipeFile(fd, socket, range)
-  res.end()
 }
 
 // The response as a plain Writable. Middleware that replaces res.write (compression)
@@ -97,23 +104,27 @@ function responseSink (res) {
 }
 
 async function toResponse (res, fd, range) {
-  await pipeFile(fd, responseSink(res), range)
+  const sent = await pipeFile(fd, responseSink(res), range)
   res.end()
+  return sent
 }
 
+// Node reads the file itself, in C++, in its own buffers: not zero-copy.
 function toHttp2Stream (res, fd, { start, end }) {
   const stream = res.stream
   if (stream.destroyed) return
   const headers = { ...res.getHeaders(), ':status': res.statusCode }
+  const length = end - start + 1
   return new Promise((resolve) => {
-    stream.once('close', resolve)
-    stream.respondWithFD(fd, headers, { offset: start, length: end - start + 1 })
+    stream.once('close', () => resolve(stream.rstCode === 0 ? { bytes: length, zeroCopy: false } : undefined))
+    stream.respondWithFD(fd, headers, { offset: start, length })
   })
 }
 
 // Sends bytes [start, end] of `fd` (kept open by the caller until this settles).
-// Resolves when done or when the client went away; rejects, with the response
-// destroyed, when the file could not be sent (read error, truncated file).
+// Resolves with pipeFile's { bytes, zeroCopy } once the body is out, or with
+// undefined when the client went away; rejects, with the response destroyed, when
+// the file could not be sent (read error, truncated file).
 async function sendBody (req, res, fd, range, { ownEncoding }) {
   try {
     if (req.httpVersionMajor === 2) return await toHttp2Stream(res, fd, range)

@@ -99,7 +99,8 @@ async function respond (req, res, { entry, typePath, encoding }, options, cache)
       res.end()
       return
     }
-    await sendBody(req, res, entry.handle.fd, range, { ownEncoding: encoding !== null })
+    const sent = await sendBody(req, res, entry.handle.fd, range, { ownEncoding: encoding !== null })
+    if (sent && options.onSent) options.onSent(res, sent)
   } finally {
     cache.release(entry)
   }

@@ -1,4 +1,4 @@
-// Declarations for the HTTP layer (sendFile, serveStatic), to be merged into
+// Declarations for the HTTP layer (sendFile, serveStatic), re-exported by
 // lib/index.d.ts.
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
@@ -33,6 +33,12 @@ export interface FileResponseOptions {
   allowSymlinksOutsideRoot?: boolean
   /** Called before the file's headers are set; headers it sets win over zcopy's. */
   setHeaders?: (res: ServerResponse | Http2ServerResponse, path: string, stat: Stats) => void
+  /**
+   * Called once a body has been handed over completely (not for HEAD, 304, errors
+   * or a client that went away), with how it went: `zeroCopy` is true only when
+   * the kernel moved the bytes with sendfile.
+   */
+  onSent?: (res: ServerResponse | Http2ServerResponse, sent: { bytes: number, zeroCopy: boolean }) => void
 }
 
 export interface SendFileOptions extends FileResponseOptions {

@@ -6,14 +6,13 @@ import net from 'node:net'
 import path from 'node:path'
 import { Writable } from 'node:stream'
 import tls from 'node:tls'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import zcopy from '../../lib/index.js'
 import { makeFile, makeTempDir, removeTempDir, sha256 } from '../support/files.mjs'
 import { connect, drain, socketPair, startSink } from '../support/net.mjs'
+import { tls as tlsFixture } from '../fixtures/http/net.mjs'
 
 const { pipeFile, zeroCopyAvailable } = zcopy
-const TLS_DIR = fileURLToPath(new URL('../fixtures/tls/', import.meta.url))
 
 let dir
 let sink
@@ -259,8 +258,8 @@ describe('to files, pipes and streams', () => {
   it('falls back to streams for a TLS socket, same bytes', async () => {
     const { data, file } = files[16 * 1024 * 1024]
     const server = tls.createServer({
-      key: fs.readFileSync(path.join(TLS_DIR, 'key.pem')),
-      cert: fs.readFileSync(path.join(TLS_DIR, 'cert.pem'))
+      key: tlsFixture.key,
+      cert: tlsFixture.cert
     })
     const received = new Promise((resolve) => server.on('secureConnection', (socket) => resolve(drain(socket))))
     server.listen(0, '127.0.0.1')

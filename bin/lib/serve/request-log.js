@@ -5,9 +5,9 @@
 //   GET /missing 404 10 B 0.4 ms stream
 //   HEAD /video.mp4 200 0 B 0.9 ms no-body
 //   GET /big.iso 200 734003200 B 812.0 ms zero-copy aborted
-// Bytes are the body length the response announced. Whether the body went
-// by sendfile is inferred (the HTTP layer does not report it per response):
-// a file body (200/206 to GET) while the native binding is loaded.
+// Bytes are the body length the response announced. Whether the body went by
+// sendfile is what serveStatic's onSent reported for this response (see
+// createRequestLog); a response it did not report on went by stream or had none.
 
 const NO_BODY_STATUSES = new Set([204, 304])
 
@@ -21,21 +21,30 @@ function formatRequestLine ({ method, path, status, bytes, ms, zeroCopy, aborted
   return `${method} ${path} ${status} ${bytes} B ${ms.toFixed(1)} ms ${how}${aborted ? ' aborted' : ''}`
 }
 
-// Calls write(line) when `res` closes, finished or not.
-function logRequest (req, res, { zeroCopyAvailable, write }) {
-  const start = process.hrtime.bigint()
-  res.once('close', () => {
-    const bytes = bodyBytes(req, res)
-    write(formatRequestLine({
-      method: req.method,
-      path: req.url,
-      status: res.statusCode,
-      bytes,
-      ms: Number(process.hrtime.bigint() - start) / 1e6,
-      zeroCopy: zeroCopyAvailable && req.method === 'GET' && (res.statusCode === 200 || res.statusCode === 206) && bytes > 0,
-      aborted: !res.writableFinished
-    }))
-  })
+// → { onSent, logRequest }: pass onSent to serveStatic, and call
+// logRequest(req, res) as each request arrives; it writes one line when the
+// response closes, finished or not.
+function createRequestLog (write) {
+  const zeroCopyResponses = new WeakSet()
+  return {
+    onSent (res, { zeroCopy }) {
+      if (zeroCopy) zeroCopyResponses.add(res)
+    },
+    logRequest (req, res) {
+      const start = process.hrtime.bigint()
+      res.once('close', () => {
+        write(formatRequestLine({
+          method: req.method,
+          path: req.url,
+          status: res.statusCode,
+          bytes: bodyBytes(req, res),
+          ms: Number(process.hrtime.bigint() - start) / 1e6,
+          zeroCopy: zeroCopyResponses.has(res),
+          aborted: !res.writableFinished
+        }))
+      })
+    }
+  }
 }
 
-module.exports = { logRequest }
+module.exports = { createRequestLog }

@@ -1,0 +1,82 @@
+// options.onSent reports how each body went out, and never claims zero-copy that
+// did not happen.
+import https from 'node:https'
+import compression from 'compression'
+import express from 'express'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import zcopy from '../../lib/index.js'
+import { FILES, makeTree } from '../fixtures/http/tree.mjs'
+import { listen, request, tls } from '../fixtures/http/net.mjs'
+
+let tree
+beforeAll(async () => { tree = await makeTree() })
+afterAll(() => tree.cleanup())
+
+// GET /big.bin from an app built around serveStatic; → { body, sent }.
+async function fetchRecording (build, get) {
+  const sent = []
+  const serve = zcopy.serveStatic(tree.root, { onSent: (res, result) => sent.push(result) })
+  const server = await listen(...build(serve))
+  try {
+    const body = await get(server.port)
+    return { body, sent }
+  } finally {
+    await server.close()
+  }
+}
+
+function httpsGet (port, path) {
+  return new Promise((resolve, reject) => {
+    https.get({ host: '127.0.0.1', port, path, rejectUnauthorized: false, agent: false }, (res) => {
+      const chunks = []
+      res.on('data', (chunk) => chunks.push(chunk))
+      res.on('end', () => resolve(Buffer.concat(chunks)))
+    }).on('error', reject)
+  })
+}
+
+const big = FILES['big.bin']
+
+it('reports zero-copy over plain HTTP when the addon is loaded', async () => {
+  const { body, sent } = await fetchRecording(
+    (serve) => [express().use(serve)],
+    async (port) => (await request(port, '/big.bin')).body
+  )
+  expect(body.equals(big)).toBe(true)
+  expect(sent).toEqual([{ bytes: big.length, zeroCopy: zcopy.zeroCopyAvailable }])
+})
+
+it('reports streams over TLS', async () => {
+  const { body, sent } = await fetchRecording(
+    (serve) => [null, https.createServer(tls, express().use(serve))],
+    (port) => httpsGet(port, '/big.bin')
+  )
+  expect(body.equals(big)).toBe(true)
+  expect(sent).toEqual([{ bytes: big.length, zeroCopy: false }])
+})
+
+it('reports streams behind compression middleware', async () => {
+  const { body, sent } = await fetchRecording(
+    (serve) => [express().use(compression({ filter: () => true })).use(serve)],
+    async (port) => (await request(port, '/big.bin')).body
+  )
+  expect(body.equals(big)).toBe(true)
+  expect(sent).toEqual([{ bytes: big.length, zeroCopy: false }])
+})
+
+it('is not called for HEAD, 304 or 404', async () => {
+  const { sent } = await fetchRecording(
+    (serve) => [express().use(serve)],
+    async (port) => {
+      await request(port, '/big.bin', { method: 'HEAD' })
+      const { headers } = await request(port, '/hello.txt')
+      await request(port, '/hello.txt', { headers: { 'if-none-match': headers.etag } })
+      await request(port, '/missing.txt')
+    }
+  )
+  expect(sent).toEqual([{ bytes: FILES['hello.txt'].length, zeroCopy: zcopy.zeroCopyAvailable }])
+})
+
+it('rejects an onSent that is not a function', () => {
+  expect(() => zcopy.serveStatic(tree.root, { onSent: 1 })).toThrow(TypeError)
+})

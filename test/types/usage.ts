@@ -1,0 +1,39 @@
+// Compiled (not run) by types.test.mjs: the public API as a TypeScript user sees it.
+import * as http from 'node:http'
+import * as net from 'node:net'
+import * as fs from 'node:fs'
+import { createReadStream, pipeFile, sendFile, sendfile, serveStatic, zeroCopyAvailable } from 'zcopy'
+
+const available: boolean = zeroCopyAvailable
+
+async function main (socket: net.Socket): Promise<void> {
+  const bytes: number = await sendfile(1, 0, 0, 10, { signal: AbortSignal.timeout(1000), onProgress: (n: number) => n })
+  const result = await pipeFile('file.bin', socket, { start: 0, end: 99, onProgress: (n) => n })
+  const moved: number = result.bytes
+  const zeroCopy: boolean = result.zeroCopy
+  await pipeFile(await fs.promises.open('file.bin'), fs.createWriteStream('copy.bin'))
+  const stream = createReadStream('file.bin', { start: 10 })
+  const handedOff: boolean = stream.zeroCopy
+  stream.pipe(socket)
+  void [available, bytes, moved, zeroCopy, handedOff]
+}
+
+const middleware = serveStatic('public', {
+  maxAge: '1d',
+  immutable: true,
+  dotfiles: 'deny',
+  index: ['index.html'],
+  precompressed: true,
+  onSent: (res, sent) => { void [res, sent.bytes, sent.zeroCopy] }
+})
+
+http.createServer((req, res) => {
+  middleware(req, res, () => {
+    sendFile(req, res, '/srv/file.txt').catch((err: { status?: number }) => {
+      res.statusCode = err.status ?? 500
+      res.end()
+    })
+  })
+})
+
+void main
