@@ -18,7 +18,6 @@ const net = require('node:net')
 const { Writable } = require('node:stream')
 const { prematureCloseError } = require('../errors')
 const { pipeFile } = require('../pipe-file')
-const { corkTcp } = require('../tcp-cork')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 
@@ -53,25 +52,17 @@ function flushHeaders (res) {
   })
 }
 
-// The connection is corked before the headers are flushed, so that headers and
-// body leave in one packet rather than two (a pipelined response, whose socket is
-// not yet assigned, goes uncorked).
 async function toSocket (res, fd, range) {
-  const uncork = corkTcp(res.socket)
-  try {
-    if (!(await flushHeaders(res))) return
-    const socket = res.socket
-    if (socket === null || res.chunkedEncoding || !(socket instanceof net.Socket)) {
-      // Framing we do not control (an app-set Transfer-Encoding, a socket-less res):
-      // let the response object frame the bytes.
-      return await toResponse(res, fd, range)
-    }
-    const sent = await pipeFile(fd, socket, range)
-    res.end()
-    return sent
-  } finally {
-    uncork()
+  if (!(await flushHeaders(res))) return
+  const socket = res.socket
+  if (socket === null || res.chunkedEncoding || !(socket instanceof net.Socket)) {
+    // Framing we do not control (an app-set Transfer-Encoding, a socket-less res):
+    // let the response object frame the bytes.
+    return toResponse(res, fd, range)
   }
+  const sent = await pipeFile(fd, socket, range)
+  res.end()
+  return sent
 }
 
 // The response as a plain Writable. Middleware that replaces res.write (compression)
