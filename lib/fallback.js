@@ -15,13 +15,16 @@ const write = promisify(fs.write)
 const BUFFER_SIZE = 256 * 1024
 const MAX_BACKOFF_MS = 64
 
-async function writeAll (fd, buffer, signal) {
+const noop = () => {}
+
+async function writeAll (fd, buffer, signal, onWritten = noop) {
   let written = 0
   let backoff = 1
   while (written < buffer.length) {
     try {
       const { bytesWritten } = await write(fd, buffer, written, buffer.length - written, null)
       written += bytesWritten
+      onWritten(written)
       backoff = 1
     } catch (err) {
       if (err.code !== 'EAGAIN') throw err
@@ -31,7 +34,9 @@ async function writeAll (fd, buffer, signal) {
   }
 }
 
-async function sendfile (outFd, inFd, offset, length, { signal, onProgress } = {}) {
+// `head`: bytes written before the file's; `onHeadWritten(bytes)` follows them.
+async function sendfile (outFd, inFd, offset, length, { signal, onProgress, head, onHeadWritten } = {}) {
+  if (head) await writeAll(outFd, head, signal, onHeadWritten)
   const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(BUFFER_SIZE, length)))
   let done = 0
   while (done < length) {

@@ -1,9 +1,11 @@
 'use strict'
 
-// zcopy.pipeFile(source, destination, { start, end, signal, onProgress })
+// zcopy.pipeFile(source, destination, { start, end, head, signal, onProgress })
 //   → Promise<{ bytes, zeroCopy }>
-// Moves a byte range of a file to a socket, fd, path, WriteStream or any Writable:
-// sendfile(2) where the kernel can take the destination, streams otherwise. It never
+// Moves a byte range of a file, after an optional head from memory, to a socket,
+// fd, path, WriteStream or any Writable: sendfile(2) where the kernel can take the
+// destination, streams otherwise. The payload passed around below is the range
+// ({ start, length, regular }) and its head (a Buffer or null). It never
 // ends or closes a destination it did not open; on failure it destroys a stream
 // destination (its bytes would be incomplete), as stream.pipeline does.
 
@@ -15,7 +17,7 @@ const { startFallbackTransfer, startTransfer } = require('./sendfile')
 const { classifyDestination, socketFd, supportsZeroCopy } = require('./destination')
 const { byteRange, openSource, validateSource } = require('./source')
 const { flushed, streamCopy } = require('./stream-copy')
-const { abortError, outOfRange, prematureCloseError } = require('./errors')
+const { abortError, invalidArgType, outOfRange, prematureCloseError } = require('./errors')
 const {
   validateAbortSignal,
   validateInteger,
@@ -39,9 +41,20 @@ function validateOptions (options) {
   return {
     start,
     end,
+    head: validateHead(options.head),
     signal: validateAbortSignal('options.signal', options.signal),
     onProgress: validateOptionalFunction('options.onProgress', options.onProgress)
   }
+}
+
+// → a Buffer with the head's bytes, or null for none. Strings are UTF-8.
+function validateHead (head) {
+  if (head === undefined || head === null) return null
+  let bytes
+  if (typeof head === 'string') bytes = Buffer.from(head)
+  else if (ArrayBuffer.isView(head)) bytes = Buffer.from(head.buffer, head.byteOffset, head.byteLength)
+  else throw invalidArgType('options.head', 'a string, a Buffer, a TypedArray or a DataView', head)
+  return bytes.length === 0 ? null : bytes
 }
 
 // Progress tracking shared by every path: how many bytes reached the destination.
@@ -59,7 +72,7 @@ function progress (onProgress) {
 // sendfile to a descriptor, falling back to the JS loop when the kernel refuses
 // the pair. `hook(abort)` connects the caller's sources of cancellation to the
 // running transfer and returns the function that disconnects them.
-async function toDescriptor (outFd, inFd, range, tracker, hook) {
+async function toDescriptor (outFd, inFd, payload, tracker, hook) {
   const run = async (transfer) => {
     const unhook = hook(transfer.abort)
     try {
@@ -68,12 +81,15 @@ async function toDescriptor (outFd, inFd, range, tracker, hook) {
       unhook()
     }
   }
+  const { start, length, head } = payload
+  const transfer = startTransfer(outFd, inFd, start, length, tracker.report, head)
   try {
-    const bytes = await run(startTransfer(outFd, inFd, range.start, range.length, tracker.report))
+    const bytes = await run(transfer)
     return { bytes, zeroCopy: zeroCopyAvailable }
   } catch (err) {
     if (!UNSUPPORTED.has(err.code) || tracker.bytes > 0) throw err
-    const bytes = await run(startFallbackTransfer(outFd, inFd, range.start, range.length, tracker.report))
+    const rest = head === null ? null : head.subarray(transfer.headWritten())
+    const bytes = await run(startFallbackTransfer(outFd, inFd, start, length, tracker.report, rest))
     return { bytes, zeroCopy: false }
   }
 }
@@ -87,9 +103,9 @@ function hookSignal (signal) {
   }
 }
 
-async function toDescriptorWithSignal (outFd, inFd, range, signal, tracker) {
+async function toDescriptorWithSignal (outFd, inFd, payload, signal, tracker) {
   try {
-    return await toDescriptor(outFd, inFd, range, tracker, hookSignal(signal))
+    return await toDescriptor(outFd, inFd, payload, tracker, hookSignal(signal))
   } catch (err) {
     throw signal && signal.aborted ? abortError(signal) : err
   }
@@ -124,7 +140,7 @@ function holdSocket (socket, signal) {
 
 // sendfile on the socket's descriptor; a socket closed by Node mid-transfer aborts
 // it, and a failed transfer destroys the socket (its peer got a partial body).
-async function toSocket (socket, hold, inFd, range, signal, tracker) {
+async function toSocket (socket, hold, inFd, payload, signal, tracker) {
   await hold.ready
   const fd = socketFd(socket)
   if (socket.destroyed || fd < 0) throw prematureCloseError()
@@ -138,7 +154,7 @@ async function toSocket (socket, hold, inFd, range, signal, tracker) {
     }
   }
   try {
-    return await toDescriptor(fd, inFd, range, tracker, hook)
+    return await toDescriptor(fd, inFd, payload, tracker, hook)
   } catch (err) {
     const closed = socket.destroyed
     socket.destroy()
@@ -147,12 +163,12 @@ async function toSocket (socket, hold, inFd, range, signal, tracker) {
   }
 }
 
-async function toFileStream (stream, inFd, range, signal, tracker) {
+async function toFileStream (stream, inFd, payload, signal, tracker) {
   if (stream.fd === null) await once(stream, 'ready', { signal })
   await flushed(stream, '', signal)
   try {
-    const result = await toDescriptorWithSignal(stream.fd, inFd, range, signal, tracker)
-    stream.bytesWritten += result.bytes
+    const result = await toDescriptorWithSignal(stream.fd, inFd, payload, signal, tracker)
+    stream.bytesWritten += (payload.head === null ? 0 : payload.head.length) + result.bytes
     return result
   } catch (err) {
     stream.destroy()
@@ -160,51 +176,57 @@ async function toFileStream (stream, inFd, range, signal, tracker) {
   }
 }
 
-async function toPath (path, inFd, range, signal, tracker) {
+async function toPath (path, inFd, payload, signal, tracker) {
   const handle = await fsp.open(path, 'w')
   try {
-    return await deliver({ kind: 'fd', fd: handle.fd }, null, inFd, range, signal, tracker)
+    return await deliver({ kind: 'fd', fd: handle.fd }, null, inFd, payload, signal, tracker)
   } finally {
     await handle.close()
   }
 }
 
-async function toStream (stream, inFd, range, signal, tracker) {
-  const bytes = await streamCopy(inFd, range.start, range.length, stream, { signal, onProgress: tracker.report })
+async function toStream (stream, inFd, payload, signal, tracker) {
+  const { start, length, head } = payload
+  const bytes = await streamCopy(inFd, start, length, stream, { signal, onProgress: tracker.report, head })
   return { bytes, zeroCopy: false }
 }
 
 // Picks the path for a classified destination; a non-regular source (a pipe, a
 // device) has no fixed length for sendfile and always goes through streams.
-function deliver (target, hold, inFd, range, signal, tracker) {
+function deliver (target, hold, inFd, payload, signal, tracker) {
   switch (target.kind) {
     case 'path':
-      return toPath(target.path, inFd, range, signal, tracker)
+      return toPath(target.path, inFd, payload, signal, tracker)
     case 'fd':
-      if (range.regular) return toDescriptorWithSignal(target.fd, inFd, range, signal, tracker)
-      return toStream(fs.createWriteStream(null, { fd: target.fd, autoClose: false }), inFd, range, signal, tracker)
+      if (payload.regular) return toDescriptorWithSignal(target.fd, inFd, payload, signal, tracker)
+      return toStream(fs.createWriteStream(null, { fd: target.fd, autoClose: false }), inFd, payload, signal, tracker)
     case 'socket':
-      if (hold && range.regular) return toSocket(target.stream, hold, inFd, range, signal, tracker)
+      if (hold && payload.regular) return toSocket(target.stream, hold, inFd, payload, signal, tracker)
       if (hold) hold.release()
-      return toStream(target.stream, inFd, range, signal, tracker)
+      return toStream(target.stream, inFd, payload, signal, tracker)
     case 'file-stream':
-      if (range.regular && supportsZeroCopy(target)) return toFileStream(target.stream, inFd, range, signal, tracker)
-      return toStream(target.stream, inFd, range, signal, tracker)
+      if (payload.regular && supportsZeroCopy(target)) return toFileStream(target.stream, inFd, payload, signal, tracker)
+      return toStream(target.stream, inFd, payload, signal, tracker)
     default:
-      return toStream(target.stream, inFd, range, signal, tracker)
+      return toStream(target.stream, inFd, payload, signal, tracker)
   }
 }
 
-async function transfer (source, target, { start, end, signal, onProgress }) {
+// The socket hold for a destination that will get sendfile, else null.
+function holdFor (target, signal) {
+  return target.kind === 'socket' && supportsZeroCopy(target) ? holdSocket(target.stream, signal) : null
+}
+
+async function transfer (source, target, { start, end, head, signal, onProgress }) {
   if (signal && signal.aborted) throw abortError(signal)
-  const hold = target.kind === 'socket' && supportsZeroCopy(target) ? holdSocket(target.stream, signal) : null
+  const hold = holdFor(target, signal)
   try {
     const file = await openSource(source)
     try {
       // fstat of an open descriptor reads the in-memory inode, never the disk:
       // done inline, it saves small transfers a thread-pool round trip.
-      const range = byteRange(fs.fstatSync(file.fd), start, end)
-      return await deliver(target, hold, file.fd, range, signal, progress(onProgress))
+      const payload = { ...byteRange(fs.fstatSync(file.fd), start, end), head }
+      return await deliver(target, hold, file.fd, payload, signal, progress(onProgress))
     } finally {
       await file.close()
     }
@@ -219,4 +241,18 @@ function pipeFile (source, destination, options = {}) {
   return transfer(source, target, validateOptions(options))
 }
 
-module.exports = { pipeFile }
+// Bytes [start, start + length) of an open regular file, after `head` (a Buffer or
+// null), to a destination, with pipeFile's guarantees. For callers that already
+// hold the file's fstat and the exact range (the HTTP layer's open-file cache): no
+// open, no fstat, no argument checks. Resolves with { bytes, zeroCopy }.
+async function sendRange (fd, start, length, destination, head = null) {
+  const target = classifyDestination(destination)
+  const hold = holdFor(target, null)
+  try {
+    return await deliver(target, hold, fd, { start, length, regular: true, head }, null, progress())
+  } finally {
+    if (hold) hold.release()
+  }
+}
+
+module.exports = { pipeFile, sendRange }

@@ -19,25 +19,30 @@ const {
 // holds a pool thread for long, large enough that the hops are noise.
 const CHUNK_SIZE = 4 * 1024 * 1024
 
-// Starts a transfer and returns { done, abort }. `done` rejects with
-// code 'ABORT_ERR' after abort(). No AbortSignal is involved: listening on one
-// costs more than sending a small file, so callers hook their own sources of
-// cancellation (a user's signal, a closing socket) to abort().
-function startTransfer (outFd, inFd, offset, length, onProgress) {
+// Starts a transfer and returns { done, abort, headWritten }. `head` (a Buffer or
+// null) is written before the file's bytes, in the same packet on a socket; `done`
+// resolves with the file bytes moved, and headWritten() tells how much of the head
+// is out. `done` rejects with code 'ABORT_ERR' after abort(). No AbortSignal is
+// involved: listening on one costs more than sending a small file, so callers hook
+// their own sources of cancellation (a user's signal, a closing socket) to abort().
+function startTransfer (outFd, inFd, offset, length, onProgress, head = null) {
   if (native) {
-    const transfer = new native.Transfer(outFd, inFd, offset, length, CHUNK_SIZE, onProgress)
-    return { done: transfer.start(), abort: () => transfer.abort() }
+    const transfer = new native.Transfer(outFd, inFd, offset, length, CHUNK_SIZE, onProgress, head)
+    return { done: transfer.start(), abort: () => transfer.abort(), headWritten: () => transfer.headWritten() }
   }
-  return startFallbackTransfer(outFd, inFd, offset, length, onProgress)
+  return startFallbackTransfer(outFd, inFd, offset, length, onProgress, head)
 }
 
 // The pure-JS copy loop behind the same interface (also used where the kernel
 // refuses a descriptor pair).
-function startFallbackTransfer (outFd, inFd, offset, length, onProgress) {
+function startFallbackTransfer (outFd, inFd, offset, length, onProgress, head = null) {
   const controller = new AbortController()
+  let headWritten = 0
+  const onHeadWritten = (bytes) => { headWritten = bytes }
   return {
-    done: fallback.sendfile(outFd, inFd, offset, length, { signal: controller.signal, onProgress }),
-    abort: () => controller.abort()
+    done: fallback.sendfile(outFd, inFd, offset, length, { signal: controller.signal, onProgress, head, onHeadWritten }),
+    abort: () => controller.abort(),
+    headWritten: () => headWritten
   }
 }
 

@@ -40,13 +40,21 @@ function flushed (stream, chunk, signal) {
   return whenWritable(stream, signal, (done) => stream.write(chunk, done))
 }
 
+// Writes `chunk`, waiting for room; the last one resolves once it is handed off.
+async function writeChunk (destination, chunk, last, signal) {
+  if (last) await flushed(destination, chunk, signal)
+  else if (!destination.write(chunk)) await drained(destination, signal)
+}
+
 // `length` null: a non-regular source (pipe, device), copied until its end from
-// its current position. The fd is the caller's and is never closed here.
-async function streamCopy (fd, start, length, destination, { signal, onProgress } = {}) {
-  if (length === 0) return 0
+// its current position. `head` (a Buffer or null) is written first. The fd is the
+// caller's and is never closed here. Resolves with the file bytes copied.
+async function streamCopy (fd, start, length, destination, { signal, onProgress, head = null } = {}) {
+  if (length === 0 && head === null) return 0
   if (destination.destroyed || destination.writableEnded) throw prematureCloseError()
   let done = 0
   try {
+    if (head !== null) await writeChunk(destination, head, length === 0, signal)
     while (length === null || done < length) {
       if (signal && signal.aborted) throw abortError(signal)
       if (destination.destroyed) throw prematureCloseError()
@@ -57,11 +65,7 @@ async function streamCopy (fd, start, length, destination, { signal, onProgress 
       if (destination.destroyed) throw prematureCloseError()
       const chunk = bytesRead < size ? buffer.subarray(0, bytesRead) : buffer
       done += bytesRead
-      if (done === length) {
-        await flushed(destination, chunk, signal)
-      } else if (!destination.write(chunk)) {
-        await drained(destination, signal)
-      }
+      await writeChunk(destination, chunk, done === length, signal)
       if (onProgress) onProgress(done)
     }
     if (length !== null && done < length) throw truncatedError(start + done, length - done)

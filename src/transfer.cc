@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -124,6 +125,7 @@ Napi::Function Transfer::Init(Napi::Env env) {
                      {
                          InstanceMethod<&Transfer::Start>("start"),
                          InstanceMethod<&Transfer::Abort>("abort"),
+                         InstanceMethod<&Transfer::HeadWritten>("headWritten"),
                      });
 }
 
@@ -142,6 +144,12 @@ Transfer::Transfer(const Napi::CallbackInfo& info)
     return;
   }
   if (info[5].IsFunction()) on_progress_ = Napi::Persistent(info[5].As<Napi::Function>());
+  if (info[6].IsBuffer()) {
+    Napi::Buffer<char> head = info[6].As<Napi::Buffer<char>>();
+    head_ = head.Data();
+    head_length_ = head.Length();
+    if (head_length_ > 0) head_ref_ = Napi::Persistent(head);
+  }
 }
 
 Napi::Value Transfer::Start(const Napi::CallbackInfo& info) {
@@ -157,10 +165,10 @@ Napi::Value Transfer::Start(const Napi::CallbackInfo& info) {
 
   if (napi_get_uv_event_loop(env, &loop_) != napi_ok) {
     Finish(Napi::Error::New(env, "zcopy: no event loop").Value());
-  } else if (remaining_ == 0 || !SendEagerly()) {
+  } else if (!SendEagerly()) {
     if (int err = OpenDescriptors()) {
       Finish(SystemError(env, err, "sendfile").Value());
-    } else if (remaining_ == 0) {
+    } else if (!HasWork()) {
       Finish(Napi::Value());
     } else {
       QueueChunk();
@@ -173,14 +181,17 @@ Napi::Value Transfer::Start(const Napi::CallbackInfo& info) {
 // A cached range to a non-blocking socket or pipe goes out right now, from the
 // event loop, on the caller's descriptors (nothing can close them during this
 // call, so no private dups are needed unless the transfer has to wait). Returns
-// false when the normal path must run instead; any error is left for it to report.
+// false when the normal path must run instead; an error before any byte moved is
+// left for it to report.
 bool Transfer::SendEagerly() {
   if (!IsNonBlockingStream(out_arg_) || !RangeCached(in_arg_, offset_, std::min(remaining_, kEagerLimit))) {
     return false;
   }
   result_ = RunChunk(out_arg_, in_arg_, kEagerLimit);
-  if (result_.error != 0) return false;
-  const bool finished = result_.eof || result_.moved == remaining_;
+  const bool moved = result_.head_moved > 0 || result_.moved > 0;
+  if (result_.error != 0 && !moved) return false;
+  const bool finished = result_.error != 0 || result_.eof ||
+                        (head_written_ + result_.head_moved == head_length_ && result_.moved == remaining_);
   if (!finished) {
     if (int err = OpenDescriptors()) {
       Finish(SystemError(Env(), err, "sendfile").Value());
@@ -194,6 +205,10 @@ bool Transfer::SendEagerly() {
 int Transfer::OpenDescriptors() {
   if (int err = OpenSource(in_arg_, &in_)) return err;
   return OpenSink(out_arg_, &out_, &sink_);
+}
+
+Napi::Value Transfer::HeadWritten(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(head_written_));
 }
 
 void Transfer::Abort(const Napi::CallbackInfo& info) {
@@ -239,10 +254,37 @@ void Transfer::WaitWritable() {
   state_ = State::kPolling;
 }
 
-// Moves at most `max_bytes` from `in` to `out`, never waiting for a full
-// destination. Runs on a pool thread, or on the event loop for the eager path.
+// Writes what is left of the head. False when it is not all out: the destination
+// is full, failed, or the transfer was aborted (`result` says which).
+bool Transfer::WriteHead(int out, ChunkResult* result) const {
+  // MSG_MORE: the socket holds the head back to share a packet with the file.
+  const int flags = MSG_NOSIGNAL | (remaining_ > 0 ? MSG_MORE : 0);
+  while (head_written_ + result->head_moved < head_length_) {
+    if (aborted_.load(std::memory_order_relaxed)) return false;
+    const size_t written = head_written_ + result->head_moved;
+    ssize_t n = send(out, head_ + written, head_length_ - written, flags);
+    if (n < 0 && errno == ENOTSOCK) n = write(out, head_ + written, head_length_ - written);
+    if (n > 0) {
+      result->head_moved += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      result->again = true;
+      return false;
+    } else {
+      result->error = n < 0 ? errno : EIO;
+      return false;
+    }
+  }
+  return true;
+}
+
+// Writes the rest of the head, then moves at most `max_bytes` of the file from
+// `in` to `out`, never waiting for a full destination. Runs on a pool thread, or
+// on the event loop for the eager path.
 Transfer::ChunkResult Transfer::RunChunk(int out, int in, int64_t max_bytes) const {
   ChunkResult result;
+  if (!WriteHead(out, &result)) return result;
   const int64_t limit = std::min(remaining_, max_bytes);
   off_t offset = static_cast<off_t>(offset_);
   while (result.moved < limit && !aborted_.load(std::memory_order_relaxed)) {
@@ -271,6 +313,7 @@ Transfer::ChunkResult Transfer::RunChunk(int out, int in, int64_t max_bytes) con
 void Transfer::OnChunkDone() {
   Napi::Env env = Env();
   const ChunkResult result = result_;
+  head_written_ += result.head_moved;
   offset_ += result.moved;
   remaining_ -= result.moved;
   done_ += result.moved;
@@ -286,7 +329,7 @@ void Transfer::OnChunkDone() {
 
   if (result.error != 0) {
     Finish(SystemError(env, result.error, "sendfile").Value());
-  } else if (remaining_ == 0) {
+  } else if (!HasWork()) {
     Finish(Napi::Value());
   } else if (aborted_.load(std::memory_order_relaxed)) {
     Finish(AbortedError(env).Value());
@@ -308,6 +351,7 @@ void Transfer::Finish(Napi::Value error) {
   out_.Reset();
   in_.Reset();
   on_progress_.Reset();
+  head_ref_.Reset();
   if (error.IsEmpty()) {
     deferred_->Resolve(Napi::Number::New(Env(), static_cast<double>(done_)));
   } else {

@@ -1,5 +1,7 @@
 // One sendfile(2) transfer: a byte range of a file moved to a destination
 // descriptor in bounded chunks on libuv's thread pool, settling a Promise.
+// An optional head (bytes from memory, an HTTP response head say) is written
+// first; on a socket it leaves in the same packet as the file's first bytes.
 #pragma once
 
 #include <napi.h>
@@ -23,13 +25,14 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
  public:
   static Napi::Function Init(Napi::Env env);
 
-  // new Transfer(outFd, inFd, offset, length, chunkSize, onProgress?)
+  // new Transfer(outFd, inFd, offset, length, chunkSize, onProgress?, head?)
   explicit Transfer(const Napi::CallbackInfo& info);
 
  private:
   // What one pool job did; written on the pool thread, read in AfterWork.
   struct ChunkResult {
-    int64_t moved = 0;
+    size_t head_moved = 0;  // bytes of the head written
+    int64_t moved = 0;      // bytes of the file sent
     int error = 0;       // errno of a failed sendfile
     bool eof = false;    // the source ended before the range did
     bool again = false;  // the destination is full (EAGAIN)
@@ -37,6 +40,7 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
 
   Napi::Value Start(const Napi::CallbackInfo& info);
   void Abort(const Napi::CallbackInfo& info);
+  Napi::Value HeadWritten(const Napi::CallbackInfo& info);
 
   int OpenDescriptors();
   void QueueChunk();
@@ -44,6 +48,8 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
   bool SendEagerly();
   void EnsureAsyncContext();
   ChunkResult RunChunk(int out, int in, int64_t max_bytes) const;
+  bool WriteHead(int out, ChunkResult* result) const;
+  bool HasWork() const { return remaining_ > 0 || head_written_ < head_length_; }
   void OnChunkDone();
   void Finish(Napi::Value error);
   void ReleaseIfDone();
@@ -73,6 +79,10 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
   int poll_error_ = 0;  // errno of the last failed writability wait
 
   Napi::FunctionReference on_progress_;
+  Napi::Reference<Napi::Buffer<char>> head_ref_;  // keeps head_ alive until Finish
+  const char* head_ = nullptr;
+  size_t head_length_ = 0;
+  size_t head_written_ = 0;
   std::unique_ptr<Napi::Promise::Deferred> deferred_;
   std::unique_ptr<Napi::AsyncContext> async_context_;
 

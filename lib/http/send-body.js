@@ -3,9 +3,11 @@
 // Moves the body, an inclusive byte range of an open file, once the status and
 // headers are set on `res`. The engine decides how the bytes move; this module
 // decides what they go to:
-// - plain HTTP/1.x over TCP: the headers are flushed through Node, the engine
-//   writes the range to the socket itself (sendfile), then res.end() completes the
-//   response so keep-alive and pipelining go on;
+// - plain HTTP/1.x over TCP: Node renders the response head, the engine writes it
+//   and the range to the socket itself (the head and the file's first bytes share
+//   a packet), then res.end() completes the response so keep-alive and pipelining
+//   go on. A pipelined response still waiting for its socket has Node flush its
+//   head first, once the socket is its own;
 // - HTTP/2: http2stream.respondWithFD, Node's own native file path;
 // - anything else (TLS, a res whose write/end were replaced by middleware such as
 //   compression, an encoding or framing zcopy did not choose): the response
@@ -17,7 +19,7 @@ const http = require('node:http')
 const net = require('node:net')
 const { Writable } = require('node:stream')
 const { prematureCloseError } = require('../errors')
-const { pipeFile } = require('../pipe-file')
+const { sendRange } = require('../pipe-file')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 
@@ -52,15 +54,28 @@ function flushHeaders (res) {
   })
 }
 
+// The response head, rendered by Node and marked as sent, for the engine to write
+// ahead of the body; null when Node must write it: the response is still waiting
+// for its socket (pipelining), or Node frames the body itself (chunked encoding).
+// _header and _headerSent are the fields Node's own end() and compression
+// middleware rely on; they are checked before use.
+function takeHead (res) {
+  if (!(res.socket instanceof net.Socket)) return null
+  res.writeHead(res.statusCode)
+  if (res.chunkedEncoding || typeof res._header !== 'string' || res._headerSent !== false) return null
+  res._headerSent = true
+  return Buffer.from(res._header, 'latin1')
+}
+
 async function toSocket (res, fd, range) {
-  if (!(await flushHeaders(res))) return
-  const socket = res.socket
-  if (socket === null || res.chunkedEncoding || !(socket instanceof net.Socket)) {
+  const head = takeHead(res)
+  if (head === null && !(await flushHeaders(res))) return
+  if (res.chunkedEncoding || !(res.socket instanceof net.Socket)) {
     // Framing we do not control (an app-set Transfer-Encoding, a socket-less res):
     // let the response object frame the bytes.
     return toResponse(res, fd, range)
   }
-  const sent = await pipeFile(fd, socket, range)
+  const sent = await sendRange(fd, range.start, range.end - range.start + 1, res.socket, head)
   res.end()
   return sent
 }
@@ -95,7 +110,7 @@ function responseSink (res) {
 }
 
 async function toResponse (res, fd, range) {
-  const sent = await pipeFile(fd, responseSink(res), range)
+  const sent = await sendRange(fd, range.start, range.end - range.start + 1, responseSink(res))
   res.end()
   return sent
 }
