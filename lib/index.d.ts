@@ -39,10 +39,16 @@ export interface PipeFileOptions extends SendfileOptions {
   start?: number
   /** Last byte to send, inclusive, clamped to the file's size. Default: end of file. */
   end?: number
+  /**
+   * Bytes written just before the file's (a protocol header, say); strings are
+   * UTF-8. On a socket they share a packet with the file's first bytes. Not
+   * counted in `bytes` nor in `onProgress`.
+   */
+  head?: string | NodeJS.ArrayBufferView
 }
 
 export interface PipeFileResult {
-  /** Bytes written to the destination. */
+  /** File bytes written to the destination (the head not included). */
   bytes: number
   /** Whether the kernel moved them (sendfile) rather than the stream fallback. */
   zeroCopy: boolean

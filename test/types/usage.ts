@@ -8,7 +8,7 @@ const available: boolean = zeroCopyAvailable
 
 async function main (socket: net.Socket): Promise<void> {
   const bytes: number = await sendfile(1, 0, 0, 10, { signal: AbortSignal.timeout(1000), onProgress: (n: number) => n })
-  const result = await pipeFile('file.bin', socket, { start: 0, end: 99, onProgress: (n) => n })
+  const result = await pipeFile('file.bin', socket, { start: 0, end: 99, head: 'HEAD\r\n', onProgress: (n) => n })
   const moved: number = result.bytes
   const zeroCopy: boolean = result.zeroCopy
   await pipeFile(await fs.promises.open('file.bin'), fs.createWriteStream('copy.bin'))
