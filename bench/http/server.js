@@ -4,7 +4,9 @@
 //   node bench/http/server.js <kind> <root>
 // It listens on an ephemeral port of 127.0.0.1 and sends { port } to its parent.
 
+const fs = require('node:fs')
 const http = require('node:http')
+const path = require('node:path')
 
 const KINDS = {
   'zcopy (node:http)' (root) {
@@ -22,6 +24,20 @@ const KINDS = {
   sirv (root) {
     const serve = require('sirv')(root, { etag: true })
     return startHttp((req, res) => serve(req, res, () => notFound(res)))
+  },
+  // Not a file server: the floor Node's HTTP stack sets on this machine. Each file
+  // is read into memory once, then every request is one res.end(buffer).
+  'node:http res.end(buffer)' (root) {
+    const buffers = new Map()
+    return startHttp((req, res) => {
+      let body = buffers.get(req.url)
+      if (body === undefined) {
+        body = fs.readFileSync(path.join(root, req.url))
+        buffers.set(req.url, body)
+      }
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': body.length })
+      res.end(body)
+    })
   },
   async '@fastify/static' (root) {
     const app = require('fastify')({ logger: false })

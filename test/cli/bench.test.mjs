@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { runCli, startCli } from './cli.mjs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { CLI, runCli, startCli } from './cli.mjs'
 
 // Each run gets its own TMPDIR, so the test can see that the CLI's temporary
 // files are gone afterwards.
@@ -66,6 +67,17 @@ describe('zcopy bench output formats', () => {
       'file 2 KiB zcopy', 'file 2 KiB stream', 'file 2 KiB copyFile'
     ])
     expect(lines[4]).toMatch(/ 1×$/)
+  })
+
+  // script(1) runs the CLI on a pseudo-terminal, so that stderr is a TTY.
+  const hasScript = spawnSync('script', ['--version']).status === 0
+  test.skipIf(!hasScript)('a progress line on stderr when it is a TTY, cleared at the end', () => {
+    const command = `'${process.execPath}' '${CLI}' bench --mode file --sizes 2KiB --iterations 2`
+    const output = execFileSync('script', ['-qec', command, '/dev/null'], { env: { ...process.env, TMPDIR: tmpdir }, encoding: 'utf8', timeout: 60_000 })
+    expect(output).toContain('\r\x1b[K[1/3] file 2 KiB zcopy…')
+    expect(output).toContain('\r\x1b[K[3/3] file 2 KiB copyFile…\r\x1b[K')
+    expect(output).toMatch(/file\s+2 KiB\s+copyFile/)
+    expect(leftovers()).toEqual([])
   })
 
   test('--markdown prints a table to paste and --svg writes a bar chart', async () => {
