@@ -69,29 +69,31 @@ function progress (onProgress) {
   return state
 }
 
+// Waits for a started transfer with the caller's sources of cancellation hooked to
+// it (`hook(abort)` connects them and returns the function that disconnects them);
+// a transfer that already settled has nothing to cancel. → Promise<bytes>
+function run (transfer, hook) {
+  if (transfer.settled()) return transfer.done
+  const unhook = hook(transfer.abort)
+  return transfer.done.then(
+    (bytes) => { unhook(); return bytes },
+    (err) => { unhook(); throw err })
+}
+
 // sendfile to a descriptor, falling back to the JS loop when the kernel refuses
-// the pair. `hook(abort)` connects the caller's sources of cancellation to the
-// running transfer and returns the function that disconnects them.
-async function toDescriptor (outFd, inFd, payload, tracker, hook) {
-  const run = async (transfer) => {
-    const unhook = hook(transfer.abort)
-    try {
-      return await transfer.done
-    } finally {
-      unhook()
-    }
-  }
+// the pair. Plain promise chains rather than async functions: for a small file
+// sent from the event loop, this is most of the JavaScript a transfer costs.
+function toDescriptor (outFd, inFd, payload, tracker, hook) {
   const { start, length, head } = payload
   const transfer = startTransfer(outFd, inFd, start, length, tracker.report, head)
-  try {
-    const bytes = await run(transfer)
-    return { bytes, zeroCopy: zeroCopyAvailable }
-  } catch (err) {
-    if (!UNSUPPORTED.has(err.code) || tracker.bytes > 0) throw err
-    const rest = head === null ? null : head.subarray(transfer.headWritten())
-    const bytes = await run(startFallbackTransfer(outFd, inFd, start, length, tracker.report, rest))
-    return { bytes, zeroCopy: false }
-  }
+  return run(transfer, hook).then(
+    (bytes) => ({ bytes, zeroCopy: zeroCopyAvailable }),
+    (err) => {
+      if (!UNSUPPORTED.has(err.code) || tracker.bytes > 0) throw err
+      const rest = head === null ? null : head.subarray(transfer.headWritten())
+      return run(startFallbackTransfer(outFd, inFd, start, length, tracker.report, rest), hook)
+        .then((bytes) => ({ bytes, zeroCopy: false }))
+    })
 }
 
 // Cancellation by the user's signal alone; an abort rejects with its AbortError.
@@ -113,22 +115,24 @@ async function toDescriptorWithSignal (outFd, inFd, payload, signal, tracker) {
 
 // Keeps Node's own writes off a socket while the kernel writes to it. What was
 // queued before the call goes out first (a write barrier); what is written after
-// the call waits, corked, until the file bytes are in. Taken synchronously, at call.
+// the call waits, corked, until the file bytes are in. Taken synchronously, at
+// call. `ready` is null when the socket was corked at once (nothing was queued),
+// else a promise of that moment.
 function holdSocket (socket, signal) {
   let corked = false
   const cork = () => {
     socket.cork()
     corked = true
   }
-  let ready
+  let ready = null
   if (socket.destroyed || socket.writableEnded) {
     ready = Promise.reject(prematureCloseError())
   } else if (!socket.connecting && socket.writableLength === 0) {
-    ready = Promise.resolve(cork())
+    cork()
   } else {
     ready = flushed(socket, '', signal).then(cork)
   }
-  ready.catch(noop) // observed by toSocket, unless the source fails to open first
+  if (ready !== null) ready.catch(noop) // observed by toSocket, unless the source fails to open first
   return {
     ready,
     release () {
@@ -138,12 +142,17 @@ function holdSocket (socket, signal) {
   }
 }
 
-// sendfile on the socket's descriptor; a socket closed by Node mid-transfer aborts
-// it, and a failed transfer destroys the socket (its peer got a partial body).
-async function toSocket (socket, hold, inFd, payload, signal, tracker) {
-  await hold.ready
+// sendfile on the socket's descriptor once the hold is taken; a socket closed by
+// Node mid-transfer aborts it, and a failed transfer destroys the socket (its peer
+// got a partial body).
+function toSocket (socket, hold, inFd, payload, signal, tracker) {
+  if (hold.ready !== null) return hold.ready.then(() => sendToSocket(socket, inFd, payload, signal, tracker))
+  return sendToSocket(socket, inFd, payload, signal, tracker)
+}
+
+function sendToSocket (socket, inFd, payload, signal, tracker) {
   const fd = socketFd(socket)
-  if (socket.destroyed || fd < 0) throw prematureCloseError()
+  if (socket.destroyed || fd < 0) return Promise.reject(prematureCloseError())
   const hookUserSignal = hookSignal(signal)
   const hook = (abort) => {
     const unhookSignal = hookUserSignal(abort)
@@ -153,14 +162,12 @@ async function toSocket (socket, hold, inFd, payload, signal, tracker) {
       unhookSignal()
     }
   }
-  try {
-    return await toDescriptor(fd, inFd, payload, tracker, hook)
-  } catch (err) {
+  return toDescriptor(fd, inFd, payload, tracker, hook).catch((err) => {
     const closed = socket.destroyed
     socket.destroy()
     if (signal && signal.aborted) throw abortError(signal)
     throw closed && err.code === 'ABORT_ERR' ? prematureCloseError() : err
-  }
+  })
 }
 
 async function toFileStream (stream, inFd, payload, signal, tracker) {
@@ -245,14 +252,14 @@ function pipeFile (source, destination, options = {}) {
 // null), to a destination, with pipeFile's guarantees. For callers that already
 // hold the file's fstat and the exact range (the HTTP layer's open-file cache): no
 // open, no fstat, no argument checks. Resolves with { bytes, zeroCopy }.
-async function sendRange (fd, start, length, destination, head = null) {
+function sendRange (fd, start, length, destination, head = null) {
   const target = classifyDestination(destination)
   const hold = holdFor(target, null)
-  try {
-    return await deliver(target, hold, fd, { start, length, regular: true, head }, null, progress())
-  } finally {
-    if (hold) hold.release()
-  }
+  const sending = deliver(target, hold, fd, { start, length, regular: true, head }, null, progress())
+  if (hold === null) return sending
+  return sending.then(
+    (result) => { hold.release(); return result },
+    (err) => { hold.release(); throw err })
 }
 
 module.exports = { pipeFile, sendRange }

@@ -19,16 +19,24 @@ const {
 // holds a pool thread for long, large enough that the hops are noise.
 const CHUNK_SIZE = 4 * 1024 * 1024
 
-// Starts a transfer and returns { done, abort, headWritten }. `head` (a Buffer or
-// null) is written before the file's bytes, in the same packet on a socket; `done`
-// resolves with the file bytes moved, and headWritten() tells how much of the head
-// is out. `done` rejects with code 'ABORT_ERR' after abort(). No AbortSignal is
-// involved: listening on one costs more than sending a small file, so callers hook
-// their own sources of cancellation (a user's signal, a closing socket) to abort().
+// Starts a transfer and returns { done, abort, headWritten, settled }. `head` (a
+// Buffer or null) is written before the file's bytes, in the same packet on a
+// socket; `done` resolves with the file bytes moved, and headWritten() tells how
+// much of the head is out. `done` rejects with code 'ABORT_ERR' after abort().
+// settled() is true when `done` is already settled: a small cached range was sent
+// from the event loop during this call, so there is nothing left to cancel. No
+// AbortSignal is involved: listening on one costs more than sending a small file,
+// so callers hook their own sources of cancellation (a user's signal, a closing
+// socket) to abort(), and only when settled() is false.
 function startTransfer (outFd, inFd, offset, length, onProgress, head = null) {
   if (native) {
     const transfer = new native.Transfer(outFd, inFd, offset, length, CHUNK_SIZE, onProgress, head)
-    return { done: transfer.start(), abort: () => transfer.abort(), headWritten: () => transfer.headWritten() }
+    return {
+      done: transfer.start(),
+      abort: () => transfer.abort(),
+      headWritten: () => transfer.headWritten(),
+      settled: () => transfer.settled()
+    }
   }
   return startFallbackTransfer(outFd, inFd, offset, length, onProgress, head)
 }
@@ -42,7 +50,8 @@ function startFallbackTransfer (outFd, inFd, offset, length, onProgress, head = 
   return {
     done: fallback.sendfile(outFd, inFd, offset, length, { signal: controller.signal, onProgress, head, onHeadWritten }),
     abort: () => controller.abort(),
-    headWritten: () => headWritten
+    headWritten: () => headWritten,
+    settled: () => false
   }
 }
 

@@ -126,6 +126,7 @@ Napi::Function Transfer::Init(Napi::Env env) {
                          InstanceMethod<&Transfer::Start>("start"),
                          InstanceMethod<&Transfer::Abort>("abort"),
                          InstanceMethod<&Transfer::HeadWritten>("headWritten"),
+                         InstanceMethod<&Transfer::Settled>("settled"),
                      });
 }
 
@@ -209,6 +210,12 @@ int Transfer::OpenDescriptors() {
 
 Napi::Value Transfer::HeadWritten(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(head_written_));
+}
+
+// Whether the promise is already settled: true when start() sent everything (or
+// failed) from the event loop, so there is nothing left to cancel.
+Napi::Value Transfer::Settled(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), state_ == State::kDone);
 }
 
 void Transfer::Abort(const Napi::CallbackInfo& info) {

@@ -41,6 +41,7 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
   Napi::Value Start(const Napi::CallbackInfo& info);
   void Abort(const Napi::CallbackInfo& info);
   Napi::Value HeadWritten(const Napi::CallbackInfo& info);
+  Napi::Value Settled(const Napi::CallbackInfo& info);
 
   int OpenDescriptors();
   void QueueChunk();

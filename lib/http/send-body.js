@@ -67,17 +67,27 @@ function takeHead (res) {
   return Buffer.from(res._header, 'latin1')
 }
 
-async function toSocket (res, fd, range) {
+function toSocket (res, fd, range) {
   const head = takeHead(res)
-  if (head === null && !(await flushHeaders(res))) return
+  if (head !== null) return bodyToSocket(res, fd, range, head)
+  return flushHeaders(res).then((flushed) => flushed ? bodyToSocket(res, fd, range, null) : undefined)
+}
+
+function bodyToSocket (res, fd, range, head) {
   if (res.chunkedEncoding || !(res.socket instanceof net.Socket)) {
     // Framing we do not control (an app-set Transfer-Encoding, a socket-less res):
     // let the response object frame the bytes.
     return toResponse(res, fd, range)
   }
-  const sent = await sendRange(fd, range.start, range.end - range.start + 1, res.socket, head)
-  res.end()
-  return sent
+  return endAfter(res, sendRange(fd, range.start, range.end - range.start + 1, res.socket, head))
+}
+
+// Ends the response once `sending` resolves; → the same result.
+function endAfter (res, sending) {
+  return sending.then((sent) => {
+    res.end()
+    return sent
+  })
 }
 
 // The response as a plain Writable. Middleware that replaces res.write (compression)
@@ -109,16 +119,14 @@ function responseSink (res) {
   })
 }
 
-async function toResponse (res, fd, range) {
-  const sent = await sendRange(fd, range.start, range.end - range.start + 1, responseSink(res))
-  res.end()
-  return sent
+function toResponse (res, fd, range) {
+  return endAfter(res, sendRange(fd, range.start, range.end - range.start + 1, responseSink(res)))
 }
 
 // Node reads the file itself, in C++, in its own buffers: not zero-copy.
 function toHttp2Stream (res, fd, { start, end }) {
   const stream = res.stream
-  if (stream.destroyed) return
+  if (stream.destroyed) return Promise.resolve()
   const headers = { ...res.getHeaders(), ':status': res.statusCode }
   const length = end - start + 1
   return new Promise((resolve) => {
@@ -131,15 +139,19 @@ function toHttp2Stream (res, fd, { start, end }) {
 // Resolves with pipeFile's { bytes, zeroCopy } once the body is out, or with
 // undefined when the client went away; rejects, with the response destroyed, when
 // the file could not be sent (read error, truncated file).
-async function sendBody (req, res, fd, range, { ownEncoding }) {
+function sendBody (req, res, fd, range, { ownEncoding }) {
+  let sending
   try {
-    if (req.httpVersionMajor === 2) return await toHttp2Stream(res, fd, range)
-    if (mayBypassResponse(req, res, ownEncoding)) return await toSocket(res, fd, range)
-    return await toResponse(res, fd, range)
+    if (req.httpVersionMajor === 2) sending = toHttp2Stream(res, fd, range)
+    else if (mayBypassResponse(req, res, ownEncoding)) sending = toSocket(res, fd, range)
+    else sending = toResponse(res, fd, range)
   } catch (err) {
+    sending = Promise.reject(err)
+  }
+  return sending.catch((err) => {
     res.destroy()
     if (!isDisconnect(err)) throw err
-  }
+  })
 }
 
 module.exports = { sendBody }

@@ -39,7 +39,7 @@ async function sendFile (req, res, file, options) {
   const located = locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)
   if (located === DIRECTORY) throw new HttpError(404)
   const opened = await openFile(req, located, opts, cache)
-  await respond(req, res, opened, opts, cache)
+  return respond(req, res, opened, opts, cache)
 }
 
 module.exports = { sendFile }

@@ -78,32 +78,49 @@ async function openFile (req, located, options, cache) {
 // Answers the request with the opened file and releases it. Rejects with an
 // HttpError for 412 and 416 (nothing sent yet), or with the transfer's error when
 // the body failed midway (the response is then destroyed).
-async function respond (req, res, { entry, typePath, encoding }, options, cache) {
+function respond (req, res, { entry, typePath, encoding }, options, cache) {
+  let sending
   try {
-    if (res.headersSent) throw new HttpError(500, { cause: new Error('Can\'t set headers after they are sent.') })
-    const { size } = entry.stat
-    setFileHeaders(res, { file: entry, typePath, encoding }, options)
-    if (isConditional(req)) {
-      if (preconditionFailed(req, res)) throw new HttpError(412)
-      if (notModified(req, res)) {
-        removeContentHeaders(res)
-        res.statusCode = 304
-        res.end()
-        return
-      }
-    }
-    const range = selectRange(req, res, size, options.acceptRanges)
-    const length = range.end - range.start + 1
-    res.setHeader('Content-Length', length)
-    if (req.method === 'HEAD' || length === 0) {
-      res.end()
-      return
-    }
-    const sent = await sendBody(req, res, entry.handle.fd, range, { ownEncoding: encoding !== null })
-    if (sent && options.onSent) options.onSent(res, sent)
-  } finally {
+    sending = answer(req, res, entry, typePath, encoding, options)
+  } catch (err) {
     cache.release(entry)
+    return Promise.reject(err)
   }
+  if (sending === null) {
+    cache.release(entry)
+    return Promise.resolve()
+  }
+  return sending.then((sent) => {
+    cache.release(entry)
+    if (sent && options.onSent) options.onSent(res, sent)
+  }, (err) => {
+    cache.release(entry)
+    throw err
+  })
+}
+
+// Status and headers, then the body: null when there is none (HEAD, 304, an empty
+// range), else the promise of sendBody.
+function answer (req, res, entry, typePath, encoding, options) {
+  if (res.headersSent) throw new HttpError(500, { cause: new Error('Can\'t set headers after they are sent.') })
+  setFileHeaders(res, { file: entry, typePath, encoding }, options)
+  if (isConditional(req)) {
+    if (preconditionFailed(req, res)) throw new HttpError(412)
+    if (notModified(req, res)) {
+      removeContentHeaders(res)
+      res.statusCode = 304
+      res.end()
+      return null
+    }
+  }
+  const range = selectRange(req, res, entry.stat.size, options.acceptRanges)
+  const length = range.end - range.start + 1
+  res.setHeader('Content-Length', length)
+  if (req.method === 'HEAD' || length === 0) {
+    res.end()
+    return null
+  }
+  return sendBody(req, res, entry.handle.fd, range, { ownEncoding: encoding !== null })
 }
 
 module.exports = { checkDirectoryConfinement, openFile, respond }

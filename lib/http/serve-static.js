@@ -49,7 +49,7 @@ function serveStatic (root, options = {}) {
     }
     const opened = await openFile(req, located, opts, cache)
     state.found = true
-    await respond(req, res, opened, opts, cache)
+    return respond(req, res, opened, opts, cache)
   }
 
   function serveStaticMiddleware (req, res, next) {
