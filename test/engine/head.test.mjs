@@ -1,6 +1,5 @@
 // pipeFile's `head` option: bytes from memory written just before the file's, on
 // every kind of destination, exactly once, byte-exact.
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -8,6 +7,7 @@ import { PassThrough } from 'node:stream'
 import tls from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import zcopy from '../../lib/index.js'
+import { startHashingChild } from '../support/child.mjs'
 import { makeFile, makeTempDir, removeTempDir, sha256 } from '../support/files.mjs'
 import { drain, socketPair } from '../support/net.mjs'
 import { tls as tlsFixture } from '../fixtures/http/net.mjs'
@@ -150,17 +150,10 @@ describe('to files, pipes and streams', () => {
 
   it('feeds a child process through a pipe, head first', async () => {
     const { data, file } = files[16 * MiB]
-    const child = spawn(process.execPath, ['-e', `
-      const hash = require('crypto').createHash('sha256'); let n = 0
-      process.stdin.on('data', (d) => { n += d.length; hash.update(d) })
-      process.stdin.on('end', () => process.stdout.write(JSON.stringify({ bytes: n, sha256: hash.digest('hex') })))
-    `], { stdio: ['pipe', 'pipe', 'inherit'] })
-    let output = ''
-    child.stdout.on('data', (d) => { output += d })
+    const child = startHashingChild()
     await pipeFile(file, child.stdin, { head })
     child.stdin.end()
-    await once(child, 'close')
-    expect(JSON.parse(output)).toEqual(digest(head, data))
+    expect(await child.received).toEqual(digest(head, data))
   })
 
   it('writes the head first into any Writable', async () => {

@@ -1,5 +1,4 @@
 // zcopy.pipeFile over real sockets, files, pipes and streams, byte-exact.
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import fs from 'node:fs'
 import net from 'node:net'
@@ -8,6 +7,7 @@ import { Writable } from 'node:stream'
 import tls from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import zcopy from '../../lib/index.js'
+import { startHashingChild } from '../support/child.mjs'
 import { makeFile, makeTempDir, removeTempDir, sha256 } from '../support/files.mjs'
 import { connect, drain, socketPair, startSink } from '../support/net.mjs'
 import { tls as tlsFixture } from '../fixtures/http/net.mjs'
@@ -218,18 +218,11 @@ describe('to files, pipes and streams', () => {
 
   it('feeds a child process through a pipe', async () => {
     const { data, file } = files[16 * 1024 * 1024]
-    const child = spawn(process.execPath, ['-e', `
-      const hash = require('crypto').createHash('sha256'); let n = 0
-      process.stdin.on('data', (d) => { n += d.length; hash.update(d) })
-      process.stdin.on('end', () => process.stdout.write(JSON.stringify({ bytes: n, sha256: hash.digest('hex') })))
-    `], { stdio: ['pipe', 'pipe', 'inherit'] })
-    let output = ''
-    child.stdout.on('data', (d) => { output += d })
+    const child = startHashingChild()
     const result = await pipeFile(file, child.stdin)
     child.stdin.end()
-    await once(child, 'close')
     expect(result).toEqual({ bytes: data.length, zeroCopy: zeroCopyAvailable })
-    expect(JSON.parse(output)).toEqual({ bytes: data.length, sha256: sha256(data) })
+    expect(await child.received).toEqual({ bytes: data.length, sha256: sha256(data) })
   })
 
   it('falls back to streams for an arbitrary Writable, same bytes', async () => {
