@@ -4,13 +4,11 @@ import { once } from 'node:events'
 import fs from 'node:fs'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
-import tls from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import zcopy from '../../lib/index.js'
 import { startHashingChild } from '../support/child.mjs'
 import { makeFile, makeTempDir, removeTempDir, sha256 } from '../support/files.mjs'
-import { drain, socketPair } from '../support/net.mjs'
-import { tls as tlsFixture } from '../fixtures/http/net.mjs'
+import { drain, socketPair, tlsPair } from '../support/net.mjs'
 
 const { pipeFile, zeroCopyAvailable } = zcopy
 
@@ -88,20 +86,14 @@ describe('to a TCP socket', () => {
 
   it('goes through streams on TLS, same bytes', async () => {
     const { data, file } = files[65537]
-    const server = tls.createServer({ key: tlsFixture.key, cert: tlsFixture.cert })
-    const received = new Promise((resolve) => server.on('secureConnection', (socket) => resolve(drain(socket))))
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const client = tls.connect({ port: server.address().port, host: '127.0.0.1', rejectUnauthorized: false })
-    await once(client, 'secureConnect')
+    const { client, received, close } = await tlsPair()
     try {
       const result = await pipeFile(file, client, { head })
       client.end()
       expect(result).toEqual({ bytes: data.length, zeroCopy: false })
       expect(await received).toEqual(digest(head, data))
     } finally {
-      client.destroy()
-      server.close()
+      close()
     }
   })
 })

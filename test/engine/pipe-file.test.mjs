@@ -4,13 +4,11 @@ import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { Writable } from 'node:stream'
-import tls from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import zcopy from '../../lib/index.js'
 import { startHashingChild } from '../support/child.mjs'
 import { makeFile, makeTempDir, removeTempDir, sha256 } from '../support/files.mjs'
-import { connect, drain, socketPair, startSink } from '../support/net.mjs'
-import { tls as tlsFixture } from '../fixtures/http/net.mjs'
+import { connect, drain, socketPair, startSink, tlsPair } from '../support/net.mjs'
 
 const { pipeFile, zeroCopyAvailable } = zcopy
 
@@ -250,23 +248,14 @@ describe('to files, pipes and streams', () => {
 
   it('falls back to streams for a TLS socket, same bytes', async () => {
     const { data, file } = files[16 * 1024 * 1024]
-    const server = tls.createServer({
-      key: tlsFixture.key,
-      cert: tlsFixture.cert
-    })
-    const received = new Promise((resolve) => server.on('secureConnection', (socket) => resolve(drain(socket))))
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const client = tls.connect({ port: server.address().port, host: '127.0.0.1', rejectUnauthorized: false })
-    await once(client, 'secureConnect')
+    const { client, received, close } = await tlsPair()
     try {
       const result = await pipeFile(file, client)
       client.end()
       expect(result).toEqual({ bytes: data.length, zeroCopy: false })
       expect(await received).toEqual({ bytes: data.length, sha256: sha256(data) })
     } finally {
-      client.destroy()
-      server.close()
+      close()
     }
   })
 })

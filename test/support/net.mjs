@@ -1,7 +1,9 @@
-// Loopback TCP peers that hash what they receive.
+// Loopback TCP (and TLS) peers that hash what they receive.
 import crypto from 'node:crypto'
 import net from 'node:net'
+import tls from 'node:tls'
 import { once } from 'node:events'
+import { tls as tlsFixture } from '../fixtures/http/net.mjs'
 
 // A server whose connections each resolve `received` with { bytes, sha256 } at end.
 export async function startSink () {
@@ -51,4 +53,23 @@ export function drain (socket) {
     socket.on('end', () => resolve({ bytes, sha256: hash.digest('hex') }))
     socket.on('error', reject)
   })
+}
+
+// A TLS client connected to a fresh TLS server (self-signed fixture certificate):
+// → { client, received, close }, `received` as drain() gives it for the server side.
+export async function tlsPair () {
+  const server = tls.createServer({ key: tlsFixture.key, cert: tlsFixture.cert })
+  const received = new Promise((resolve) => server.on('secureConnection', (socket) => resolve(drain(socket))))
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const client = tls.connect({ port: server.address().port, host: '127.0.0.1', rejectUnauthorized: false })
+  await once(client, 'secureConnect')
+  return {
+    client,
+    received,
+    close () {
+      client.destroy()
+      server.close()
+    }
+  }
 }
