@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { CLI, runCli, startCli } from './cli.mjs'
+import { CLI, groupGone, runCli, startCli } from './cli.mjs'
 
 // Each run gets its own TMPDIR, so the test can see that the CLI's temporary
 // files are gone afterwards.
@@ -19,7 +19,9 @@ const METHODS = { socket: ['zcopy', 'stream'], http: ['zcopy', 'stream'], file: 
 describe('zcopy bench --json', () => {
   test('every mode, method and size, bytes matching the sizes, ratios finite and positive', async () => {
     const sizes = [4096, 65536 + 1]
-    const { code, stdout, stderr } = await bench(['--sizes', '4KiB,65537', '--iterations', '3', '--json'])
+    const cli = startCli(['bench', '--sizes', '4KiB,65537', '--iterations', '3', '--json'], { env: { TMPDIR: tmpdir } })
+    const { code, stdout, stderr } = await cli.output()
+    expect(await groupGone(cli)).toBe(true) // no sink or server left running (or listening)
     expect(stderr).toBe('')
     expect(code).toBe(0)
     const { machine, results } = JSON.parse(stdout)
@@ -116,5 +118,6 @@ describe('zcopy bench cleanup', () => {
     const { code } = await cli.output()
     expect(code).toBe(130)
     expect(leftovers()).toEqual([])
+    expect(await groupGone(cli)).toBe(true)
   })
 })

@@ -6,11 +6,13 @@ import { expect } from 'vitest'
 
 export const CLI = fileURLToPath(new URL('../../bin/zcopy.js', import.meta.url))
 
-// Starts the CLI; `output()` resolves with { code, signal, stdout, stderr } once it exits.
+// Starts the CLI in a process group of its own (see groupAlive); `output()`
+// resolves with { code, signal, stdout, stderr } once it exits.
 export function startCli (args, { env = {} } = {}) {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true
   })
   let stdout = ''
   let stderr = ''
@@ -25,6 +27,27 @@ export function startCli (args, { env = {} } = {}) {
       return { code, signal, stdout, stderr }
     }
   }
+}
+
+function groupAlive (pid) {
+  try {
+    process.kill(-pid, 0)
+    return true
+  } catch (err) {
+    if (err.code === 'ESRCH') return false
+    throw err
+  }
+}
+
+// Resolves whether every process of the CLI's group (itself and the sinks and
+// measurement processes it started) was gone within `ms` of the call.
+export async function groupGone (cli, ms = 2000) {
+  const deadline = Date.now() + ms
+  while (groupAlive(cli.child.pid)) {
+    if (Date.now() > deadline) return false
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  return true
 }
 
 export function runCli (args, options) {

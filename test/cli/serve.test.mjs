@@ -51,6 +51,7 @@ describe('zcopy serve', () => {
     const { code, stdout, stderr } = await cli.output()
     expect(code).toBe(0)
     expect(stderr).toBe('')
+    await expect(fetch(url)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } }) // nothing left listening
 
     const log = stdout.split('\n').filter(line => /^[A-Z]+ \//.test(line))
     const how = /\(zero-copy on\)/.test(stdout) ? 'zero-copy' : 'stream'
