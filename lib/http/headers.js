@@ -56,6 +56,12 @@ function setFileHeaders (res, { file, typePath, encoding }, options) {
   if (encoding !== null) res.setHeader('Content-Encoding', encoding)
 }
 
+// The body's length, unless the application chose Transfer-Encoding itself: a
+// message must not carry both (RFC 9112, 6.2), and Node frames the body then.
+function setContentLength (res, length) {
+  if (!res.hasHeader('Transfer-Encoding')) res.setHeader('Content-Length', length)
+}
+
 // A 304 describes no body: drop the headers that would describe one.
 function removeContentHeaders (res) {
   for (const name of ['Content-Encoding', 'Content-Language', 'Content-Length', 'Content-Range', 'Content-Type']) {
@@ -67,4 +73,4 @@ function contentRange (size, range) {
   return range === undefined ? `bytes */${size}` : `bytes ${range.start}-${range.end}/${size}`
 }
 
-module.exports = { contentRange, removeContentHeaders, setFileHeaders }
+module.exports = { contentRange, removeContentHeaders, setContentLength, setFileHeaders }

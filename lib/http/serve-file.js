@@ -7,7 +7,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { removeContentHeaders, setFileHeaders } = require('./headers')
+const { removeContentHeaders, setContentLength, setFileHeaders } = require('./headers')
 const { HttpError, lookupError } = require('./http-error')
 const { precompressedSibling } = require('./precompressed')
 const { isConditional, notModified, preconditionFailed } = require('./preconditions')
@@ -115,7 +115,7 @@ function answer (req, res, entry, typePath, encoding, options) {
   }
   const range = selectRange(req, res, entry.stat.size, options.acceptRanges)
   const length = range.end - range.start + 1
-  res.setHeader('Content-Length', length)
+  setContentLength(res, length)
   if (req.method === 'HEAD' || length === 0) {
     res.end()
     return null

@@ -262,3 +262,26 @@ describe('precompressed siblings', () => {
     expect(answer.body.toString()).toBe(FILES['hello.txt'])
   })
 })
+
+test('Transfer-Encoding: chunked set by the app: Node frames the bytes, no Content-Length beside it', async () => {
+  const serve = zcopy.serveStatic(tree.root)
+  const app = await listen((req, res) => {
+    res.setHeader('Transfer-Encoding', 'chunked')
+    serve(req, res, () => res.end())
+  })
+  try {
+    for (const name of ['big.bin', 'hello.txt']) {
+      const answer = await request(app.port, '/' + name)
+      expect(answer.status).toBe(200)
+      expect(answer.headers['transfer-encoding']).toBe('chunked')
+      expect(answer.headers['content-length']).toBeUndefined()
+      expect(answer.body.equals(Buffer.from(FILES[name]))).toBe(true)
+    }
+    const partial = await request(app.port, '/big.bin', { headers: { range: 'bytes=10-19' } })
+    expect(partial.status).toBe(206)
+    expect(partial.body.equals(FILES['big.bin'].subarray(10, 20))).toBe(true)
+  } finally {
+    await app.close()
+    await serve.close()
+  }
+})
