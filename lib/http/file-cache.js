@@ -50,8 +50,10 @@ class OpenFile {
 }
 
 class OpenFileCache {
-  constructor ({ max = 128 } = {}) {
+  // `sweepIntervalMs`: an entry unused for one to two periods is closed.
+  constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS } = {}) {
     this.max = max
+    this.sweepIntervalMs = sweepIntervalMs
     this.entries = new Map()
     this.unclosed = new Set() // every entry whose handle is not closed yet, cached or not
     this.sweeper = null
@@ -151,7 +153,7 @@ class OpenFileCache {
 
   startSweeping () {
     if (this.sweeper !== null) return
-    this.sweeper = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS)
+    this.sweeper = setInterval(() => this.sweep(), this.sweepIntervalMs)
     this.sweeper.unref()
   }
 
