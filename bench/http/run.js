@@ -108,6 +108,9 @@ function printTable (results, sizes, kinds) {
   for (const base of kinds.filter((kind) => !kind.startsWith('zcopy'))) {
     console.log(`| zcopy ÷ ${base} | ${sizes.map((size) => ratio(results[size][zcopy], results[size][base])).join(' | ')} |`)
   }
+  // The same Express app both ways: Express's own per-request work is in both.
+  const inExpress = 'zcopy (Express)'
+  console.log(`| ${inExpress} ÷ express.static | ${sizes.map((size) => ratio(results[size][inExpress], results[size]['express.static'])).join(' | ')} |`)
 }
 
 main().catch((err) => {
