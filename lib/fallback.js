@@ -15,16 +15,14 @@ const write = promisify(fs.write)
 const BUFFER_SIZE = 256 * 1024
 const MAX_BACKOFF_MS = 64
 
-const noop = () => {}
-
-async function writeAll (fd, buffer, signal, onWritten = noop) {
+async function writeAll (fd, buffer, signal, onWritten) {
   let written = 0
   let backoff = 1
   while (written < buffer.length) {
     try {
       const { bytesWritten } = await write(fd, buffer, written, buffer.length - written, null)
       written += bytesWritten
-      onWritten(written)
+      if (onWritten) onWritten(written)
       backoff = 1
     } catch (err) {
       if (err.code !== 'EAGAIN') throw err

@@ -191,8 +191,7 @@ bool Transfer::SendEagerly() {
   result_ = RunChunk(out_arg_, in_arg_, kEagerLimit);
   const bool moved = result_.head_moved > 0 || result_.moved > 0;
   if (result_.error != 0 && !moved) return false;
-  const bool finished = result_.error != 0 || result_.eof ||
-                        (head_written_ + result_.head_moved == head_length_ && result_.moved == remaining_);
+  const bool finished = result_.error != 0 || result_.eof || !HasWork(result_);
   if (!finished) {
     if (int err = OpenDescriptors()) {
       Finish(SystemError(Env(), err, "sendfile").Value());

@@ -50,7 +50,12 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
   void EnsureAsyncContext();
   ChunkResult RunChunk(int out, int in, int64_t max_bytes) const;
   bool WriteHead(int out, ChunkResult* result) const;
-  bool HasWork() const { return remaining_ > 0 || head_written_ < head_length_; }
+  // Whether bytes are left to move, counting those in `pending` (a chunk result
+  // not yet accounted for by OnChunkDone) as moved.
+  bool HasWork(const ChunkResult& pending) const {
+    return remaining_ > pending.moved || head_written_ + pending.head_moved < head_length_;
+  }
+  bool HasWork() const { return HasWork(ChunkResult()); }
   void OnChunkDone();
   void Finish(Napi::Value error);
   void ReleaseIfDone();

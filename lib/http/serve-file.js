@@ -14,6 +14,7 @@ const { isConditional, notModified, preconditionFailed } = require('./preconditi
 const { selectRange } = require('./range')
 const { sendBody } = require('./send-body')
 
+const NO_BODY = Promise.resolve()
 const realRoots = new Map() // root → its real path, once it exists
 
 function realRootOf (root) {
@@ -83,12 +84,7 @@ function respond (req, res, { entry, typePath, encoding }, options, cache) {
   try {
     sending = answer(req, res, entry, typePath, encoding, options)
   } catch (err) {
-    cache.release(entry)
-    return Promise.reject(err)
-  }
-  if (sending === null) {
-    cache.release(entry)
-    return Promise.resolve()
+    sending = Promise.reject(err)
   }
   return sending.then((sent) => {
     cache.release(entry)
@@ -99,8 +95,8 @@ function respond (req, res, { entry, typePath, encoding }, options, cache) {
   })
 }
 
-// Status and headers, then the body: null when there is none (HEAD, 304, an empty
-// range), else the promise of sendBody.
+// Status and headers, then the body: the promise of sendBody, or of nothing when
+// there is no body (HEAD, 304, an empty range).
 function answer (req, res, entry, typePath, encoding, options) {
   if (res.headersSent) throw new HttpError(500, { cause: new Error('Can\'t set headers after they are sent.') })
   setFileHeaders(res, { file: entry, typePath, encoding }, options)
@@ -110,7 +106,7 @@ function answer (req, res, entry, typePath, encoding, options) {
       removeContentHeaders(res)
       res.statusCode = 304
       res.end()
-      return null
+      return NO_BODY
     }
   }
   const range = selectRange(req, res, entry.stat.size, options.acceptRanges)
@@ -118,7 +114,7 @@ function answer (req, res, entry, typePath, encoding, options) {
   setContentLength(res, length)
   if (req.method === 'HEAD' || length === 0) {
     res.end()
-    return null
+    return NO_BODY
   }
   return sendBody(req, res, entry.handle.fd, range, { ownEncoding: encoding !== null })
 }
