@@ -54,15 +54,18 @@ describe.skipIf(!zeroCopyAvailable)('native transfers', () => {
   it('a transfer to a stalled reader is not settled until it ends; abort() still stops it', async () => {
     const { client, peer } = await socketPair()
     peer.pause()
-    await withFile(large.file, async (fd) => {
-      const transfer = startTransfer(client._handle.fd, fd, 0, 16 * MiB, undefined, null)
-      expect(transfer.settled()).toBe(false)
-      transfer.abort()
-      await expect(transfer.done).rejects.toMatchObject({ code: 'ABORT_ERR' })
-      expect(transfer.settled()).toBe(true)
-    })
-    client.destroy()
-    peer.destroy()
+    try {
+      await withFile(large.file, async (fd) => {
+        const transfer = startTransfer(client._handle.fd, fd, 0, 16 * MiB, undefined, null)
+        expect(transfer.settled()).toBe(false)
+        transfer.abort()
+        await expect(transfer.done).rejects.toMatchObject({ code: 'ABORT_ERR' })
+        expect(transfer.settled()).toBe(true)
+      })
+    } finally {
+      client.destroy()
+      peer.destroy()
+    }
   })
 })
 
