@@ -118,7 +118,9 @@ async function toDescriptorWithSignal (outFd, inFd, payload, signal, tracker) {
 // queued before the call goes out first (a write barrier); what is written after
 // the call waits, corked, until the file bytes are in. Taken synchronously, at
 // call. `ready` is null when the socket was corked at once (nothing was queued),
-// else a promise of that moment.
+// else a promise of that moment. toSocket releases it when the transfer settles;
+// release() may come twice (pipeFile's cleanup also covers a source that fails
+// to open).
 function holdSocket (socket, signal) {
   let corked = false
   const cork = () => {
@@ -143,27 +145,33 @@ function holdSocket (socket, signal) {
   }
 }
 
-// sendfile on the socket's descriptor once the hold is taken; a socket closed by
-// Node mid-transfer aborts it, and a failed transfer destroys the socket (its peer
-// got a partial body).
+// sendfile on the socket's descriptor once the hold is taken, released as soon as
+// the transfer settles; a socket closed by Node mid-transfer aborts it, and a
+// failed transfer destroys the socket (its peer got a partial body).
 function toSocket (socket, hold, inFd, payload, signal, tracker) {
-  if (hold.ready !== null) return hold.ready.then(() => sendToSocket(socket, inFd, payload, signal, tracker))
-  return sendToSocket(socket, inFd, payload, signal, tracker)
+  if (hold.ready !== null) return hold.ready.then(() => sendToSocket(socket, hold, inFd, payload, signal, tracker))
+  return sendToSocket(socket, hold, inFd, payload, signal, tracker)
 }
 
-function sendToSocket (socket, inFd, payload, signal, tracker) {
+function sendToSocket (socket, hold, inFd, payload, signal, tracker) {
   const fd = socketFd(socket)
-  if (socket.destroyed || fd < 0) return Promise.reject(prematureCloseError())
-  const hookUserSignal = hookSignal(signal)
+  if (socket.destroyed || fd < 0) {
+    hold.release()
+    return Promise.reject(prematureCloseError())
+  }
   const hook = (abort) => {
-    const unhookSignal = hookUserSignal(abort)
+    const unhookSignal = hookSignal(signal)(abort)
     socket.once('close', abort)
     return () => {
       socket.off('close', abort)
       unhookSignal()
     }
   }
-  return toDescriptor(fd, inFd, payload, tracker, hook).catch((err) => {
+  return toDescriptor(fd, inFd, payload, tracker, hook).then((result) => {
+    hold.release()
+    return result
+  }, (err) => {
+    hold.release()
     const closed = socket.destroyed
     socket.destroy()
     if (signal && signal.aborted) throw abortError(signal)
@@ -255,12 +263,7 @@ function pipeFile (source, destination, options = {}) {
 // open, no fstat, no argument checks. Resolves with { bytes, zeroCopy }.
 function sendRange (fd, start, length, destination, head = null) {
   const target = classifyDestination(destination)
-  const hold = holdFor(target, null)
-  const sending = deliver(target, hold, fd, { start, length, regular: true, head }, null, progress())
-  if (hold === null) return sending
-  return sending.then(
-    (result) => { hold.release(); return result },
-    (err) => { hold.release(); throw err })
+  return deliver(target, holdFor(target, null), fd, { start, length, regular: true, head }, null, progress())
 }
 
 module.exports = { pipeFile, sendRange }

@@ -11,8 +11,8 @@
 //   or headers are never served; the old handle closes once its last user is done.
 // - Handles close when evicted (least recently used beyond `max`, idle for a sweep
 //   period, or stale), and all of them on clear() (a server's 'close').
-// - Responses hold an entry between acquire() and release(); it is never closed
-//   under them.
+// - Responses hold an entry between take() or acquire() and release(); it is never
+//   closed under them.
 
 const fsp = require('node:fs/promises')
 
@@ -41,6 +41,7 @@ class OpenFile {
     this.handle = null
     this.stat = null
     this.realPath = null
+    this.opened = false // handle, stat and realPath are all set
     this.users = 1
     this.recentlyUsed = true
     this.evicted = false
@@ -67,18 +68,21 @@ class OpenFileCache {
     server.once('close', () => { this.clear() })
   }
 
+  // → the OpenFile for `file` when it is open here and still the file whose stat
+  // the caller just took, else null (then acquire()). Pair with release(). The
+  // common case, a hit, without a promise.
+  take (file, stat) {
+    const cached = this.entries.get(file)
+    if (cached === undefined || !cached.opened || !sameFile(cached.stat, stat)) return null
+    return this.use(cached)
+  }
+
   // → Promise<OpenFile> for `file`, whose current stat the caller just took.
   // Rejects with the fs error when it cannot be opened. Pair with release().
   acquire (file, stat) {
     const cached = this.entries.get(file)
     if (cached !== undefined) {
-      if (cached.stat === null || sameFile(cached.stat, stat)) {
-        cached.users++
-        cached.recentlyUsed = true
-        this.entries.delete(file) // re-inserted last: the Map's order is the LRU order
-        this.entries.set(file, cached)
-        return cached.ready
-      }
+      if (cached.stat === null || sameFile(cached.stat, stat)) return this.use(cached).ready
       this.evict(cached)
     }
     const entry = new OpenFile(file)
@@ -93,6 +97,14 @@ class OpenFileCache {
       entry.evicted = true
     }
     return entry.ready
+  }
+
+  use (entry) {
+    entry.users++
+    entry.recentlyUsed = true
+    this.entries.delete(entry.path) // re-inserted last: the Map's order is the LRU order
+    this.entries.set(entry.path, entry)
+    return entry
   }
 
   release (entry) {
@@ -112,6 +124,7 @@ class OpenFileCache {
       entry.handle = await fsp.open(entry.path, 'r')
       entry.stat = await entry.handle.stat()
       entry.realPath = await realPathOf(entry.path, entry.stat)
+      entry.opened = true
       return entry
     } catch (err) {
       this.evict(entry)

@@ -41,4 +41,21 @@ function resolvePath (root, relative, dotfiles) {
   }
 }
 
-module.exports = { decodePathname, resolvePath }
+// decodePathname + resolvePath for one root and dotfiles policy, remembering its
+// answers for the last `max` distinct pathnames (a server sees the same few again
+// and again; a flood of new ones only restarts the memory). The answers are frozen:
+// they are shared by every request for that pathname.
+function pathResolver (root, dotfiles, max = 1024) {
+  const known = new Map()
+  return (pathname) => {
+    let resolved = known.get(pathname)
+    if (resolved === undefined) {
+      resolved = Object.freeze(resolvePath(root, decodePathname(pathname), dotfiles))
+      if (known.size >= max) known.clear()
+      known.set(pathname, resolved)
+    }
+    return resolved
+  }
+}
+
+module.exports = { pathResolver, resolvePath }

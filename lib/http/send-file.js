@@ -13,7 +13,7 @@ const { HttpError } = require('./http-error')
 const { DIRECTORY, locateFile } = require('./locate-file')
 const { normalizeOptions } = require('./options')
 const { resolvePath } = require('./resolve-path')
-const { openFile, respond } = require('./serve-file')
+const { serveFile } = require('./serve-file')
 
 // One cache for every sendFile call: callers often pass a fresh options object.
 const cache = new OpenFileCache()
@@ -38,8 +38,7 @@ async function sendFile (req, res, file, options) {
   }
   const located = locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)
   if (located === DIRECTORY) throw new HttpError(404)
-  const opened = await openFile(req, located, opts, cache)
-  return respond(req, res, opened, opts, cache)
+  return serveFile(req, res, located, opts, cache)
 }
 
 module.exports = { sendFile }

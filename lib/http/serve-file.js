@@ -54,18 +54,22 @@ function checkDirectoryConfinement (directory, options) {
   checkConfinement(realPath, options)
 }
 
-// → { entry, typePath, encoding }, holding a cache entry: pass it to respond().
-// Throws an HttpError when the file cannot be served (404: gone, or outside root).
-async function openFile (req, located, options, cache) {
+// → { entry, typePath, encoding }, holding a cache entry: pass it to respond(); or
+// a promise of it when the cache has to open the file first. Throws (rejects) with
+// an HttpError when the file cannot be served (404: gone, or outside root).
+function openFile (req, located, options, cache) {
   const sibling = options.precompressed ? precompressedSibling(req, located.path) : null
   const target = sibling || located
   cache.clearOnClose(req.socket && req.socket.server)
-  let entry
-  try {
-    entry = await cache.acquire(target.path, target.stat)
-  } catch (err) {
-    throw lookupError(err)
-  }
+  const encoding = sibling ? sibling.encoding : null
+  const entry = cache.take(target.path, target.stat)
+  if (entry !== null) return checkOpened(entry, located.path, encoding, options, cache)
+  return cache.acquire(target.path, target.stat).then(
+    (opened) => checkOpened(opened, located.path, encoding, options, cache),
+    (err) => { throw lookupError(err) })
+}
+
+function checkOpened (entry, typePath, encoding, options, cache) {
   try {
     if (!entry.stat.isFile()) throw new HttpError(404)
     checkConfinement(entry.realPath, options)
@@ -73,7 +77,27 @@ async function openFile (req, located, options, cache) {
     cache.release(entry)
     throw err
   }
-  return { entry, typePath: located.path, encoding: sibling ? sibling.encoding : null }
+  return { entry, typePath, encoding }
+}
+
+// Opens the located file and answers the request with it: → Promise, rejected as
+// openFile() and respond() reject. `onFound` runs once the file is open and
+// confirmed. When the cache has the file open, everything up to the transfer runs
+// in this call, without a promise in between.
+function serveFile (req, res, located, options, cache, onFound = null) {
+  let opened
+  try {
+    opened = openFile(req, located, options, cache)
+  } catch (err) {
+    return Promise.reject(err)
+  }
+  if (opened instanceof Promise) return opened.then((file) => found(req, res, file, options, cache, onFound))
+  return found(req, res, opened, options, cache, onFound)
+}
+
+function found (req, res, file, options, cache, onFound) {
+  if (onFound !== null) onFound()
+  return respond(req, res, file, options, cache)
 }
 
 // Answers the request with the opened file and releases it. Rejects with an
@@ -119,4 +143,4 @@ function answer (req, res, entry, typePath, encoding, options) {
   return sendBody(req, res, entry.handle.fd, range, { ownEncoding: encoding !== null })
 }
 
-module.exports = { checkDirectoryConfinement, openFile, respond }
+module.exports = { checkDirectoryConfinement, serveFile }

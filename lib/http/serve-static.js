@@ -11,10 +11,11 @@ const { DIRECTORY, locateFile } = require('./locate-file')
 const { normalizeOptions } = require('./options')
 const { redirectToDirectory } = require('./redirect')
 const { splitUrl } = require('./request-url')
-const { decodePathname, resolvePath } = require('./resolve-path')
-const { checkDirectoryConfinement, openFile, respond } = require('./serve-file')
+const { pathResolver } = require('./resolve-path')
+const { checkDirectoryConfinement, serveFile } = require('./serve-file')
 
 const DEFAULT_MAX_OPEN_FILES = 128
+const DONE = Promise.resolve()
 
 function methodNotAllowed (res) {
   res.statusCode = 405
@@ -34,22 +35,23 @@ function serveStatic (root, options = {}) {
     throw new TypeError('option maxOpenFiles must be a non-negative integer')
   }
   const cache = new OpenFileCache({ max: maxOpenFiles })
+  const resolve = pathResolver(opts.root, opts.dotfiles)
 
-  async function serve (req, res, state) {
+  // → Promise. Throws (before any file is chosen) or rejects with an HttpError.
+  function serve (req, res, state) {
     const originalUrl = req.originalUrl || req.url
     let { pathname } = splitUrl(req.url)
     // Mounted at /static, a request for /static must redirect to /static/.
     if (pathname === '/' && !splitUrl(originalUrl).pathname.endsWith('/')) pathname = ''
-    const resolved = resolvePath(opts.root, decodePathname(pathname), opts.dotfiles)
+    const resolved = resolve(pathname)
     const located = locateFile(resolved, opts)
     if (located === DIRECTORY) {
       if (!redirect || resolved.trailingSlash) throw new HttpError(404)
       checkDirectoryConfinement(resolved.path, opts)
-      return redirectToDirectory(res, originalUrl)
+      redirectToDirectory(res, originalUrl)
+      return DONE
     }
-    const opened = await openFile(req, located, opts, cache)
-    state.found = true
-    return respond(req, res, opened, opts, cache)
+    return serveFile(req, res, located, opts, cache, () => { state.found = true })
   }
 
   function serveStaticMiddleware (req, res, next) {
@@ -57,7 +59,13 @@ function serveStatic (root, options = {}) {
       return fallthrough ? next() : methodNotAllowed(res)
     }
     const state = { found: false }
-    serve(req, res, state).catch((err) => {
+    let serving
+    try {
+      serving = serve(req, res, state)
+    } catch (err) {
+      serving = Promise.reject(err)
+    }
+    serving.catch((err) => {
       // Not found (or refused) before a file was chosen: the next handler's turn.
       if (fallthrough && !state.found && err.status < 500) next()
       else next(err)

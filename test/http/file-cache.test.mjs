@@ -1,5 +1,6 @@
-// The open-file cache's lifetime rules on real files and descriptors: idle
-// entries close after one to two sweeps, entries in use or in recent use stay.
+// The open-file cache's rules on real files and descriptors: a synchronous hit only
+// for an open entry naming the same file, idle entries close after one to two
+// sweeps, entries in use or in recent use stay.
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
@@ -54,6 +55,30 @@ test('an entry used within every sweep period stays open, one descriptor for all
     await sleep(SWEEP_MS / 2)
   }
   expect(fdsUnder(file)).toHaveLength(1)
+  await cache.clear()
+  expect(fdsUnder(file)).toEqual([])
+})
+
+test('take() hits only an open entry of the same file, and counts as a use', async () => {
+  const cache = new OpenFileCache()
+  const file = fileIn('take.txt')
+  expect(cache.take(file, fs.statSync(file))).toBeNull() // not cached yet
+  const opening = acquire(cache, file)
+  expect(cache.take(file, fs.statSync(file))).toBeNull() // still opening
+  const entry = await opening
+  const hit = cache.take(file, fs.statSync(file))
+  expect(hit).toBe(entry)
+  expect(entry.users).toBe(2)
+  cache.release(hit)
+  cache.release(entry)
+
+  fs.writeFileSync(file, 'take.txt, rewritten') // another size: another file version
+  expect(cache.take(file, fs.statSync(file))).toBeNull()
+  const fresh = await acquire(cache, file)
+  expect(fresh).not.toBe(entry)
+  expect(fs.readFileSync(`/proc/self/fd/${fresh.handle.fd}`, 'utf8')).toBe('take.txt, rewritten')
+  cache.release(fresh)
+  await expect.poll(() => fdsUnder(file)).toHaveLength(1) // the stale entry closes
   await cache.clear()
   expect(fdsUnder(file)).toEqual([])
 })
