@@ -39,9 +39,8 @@ class OpenFile {
   constructor (path) {
     this.path = path
     this.handle = null
-    this.stat = null
+    this.stat = null // set last: an entry with a stat is open
     this.realPath = null
-    this.opened = false // handle, stat and realPath are all set
     this.users = 1
     this.recentlyUsed = true
     this.evicted = false
@@ -73,7 +72,7 @@ class OpenFileCache {
   // common case, a hit, without a promise.
   take (file, stat) {
     const cached = this.entries.get(file)
-    if (cached === undefined || !cached.opened || !sameFile(cached.stat, stat)) return null
+    if (cached === undefined || cached.stat === null || !sameFile(cached.stat, stat)) return null
     return this.use(cached)
   }
 
@@ -122,9 +121,9 @@ class OpenFileCache {
   async open (entry) {
     try {
       entry.handle = await fsp.open(entry.path, 'r')
-      entry.stat = await entry.handle.stat()
-      entry.realPath = await realPathOf(entry.path, entry.stat)
-      entry.opened = true
+      const stat = await entry.handle.stat()
+      entry.realPath = await realPathOf(entry.path, stat)
+      entry.stat = stat
       return entry
     } catch (err) {
       this.evict(entry)

@@ -80,17 +80,12 @@ function checkOpened (entry, typePath, encoding, options, cache) {
   return { entry, typePath, encoding }
 }
 
-// Opens the located file and answers the request with it: → Promise, rejected as
-// openFile() and respond() reject. `onFound` runs once the file is open and
-// confirmed. When the cache has the file open, everything up to the transfer runs
-// in this call, without a promise in between.
+// Opens the located file and answers the request with it: → Promise; throws or
+// rejects as openFile() does, rejects as respond() does. `onFound` runs once the
+// file is open and confirmed. When the cache has the file open, everything up to
+// the transfer runs in this call, without a promise in between.
 function serveFile (req, res, located, options, cache, onFound = null) {
-  let opened
-  try {
-    opened = openFile(req, located, options, cache)
-  } catch (err) {
-    return Promise.reject(err)
-  }
+  const opened = openFile(req, located, options, cache)
   if (opened instanceof Promise) return opened.then((file) => found(req, res, file, options, cache, onFound))
   return found(req, res, opened, options, cache, onFound)
 }
