@@ -1,7 +1,7 @@
 'use strict'
 
 // The load generator, always in its own process: wrk when installed (-t1 -c16,
-// the design's setting), autocannon otherwise. → { tool, requestsPerSecond, errors }
+// the design's setting), autocannon otherwise. → { tool, requests, requestsPerSecond, errors }
 
 const { execFile, spawnSync } = require('node:child_process')
 const { promisify } = require('node:util')
@@ -12,18 +12,19 @@ const wrkInstalled = spawnSync('wrk', ['--version']).error === undefined
 
 async function withWrk (url, { connections, seconds }) {
   const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '60s', url], { maxBuffer: 1 << 20 })
+  const requests = Number(/(\d+) requests in/.exec(stdout)[1])
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1])
   const bad = /Non-2xx or 3xx responses: (\d+)/.exec(stdout)
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout)
   const socketErrors = socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0
-  return { tool: 'wrk', requestsPerSecond: rps, errors: (bad ? Number(bad[1]) : 0) + socketErrors }
+  return { tool: 'wrk', requests, requestsPerSecond: rps, errors: (bad ? Number(bad[1]) : 0) + socketErrors }
 }
 
 async function withAutocannon (url, { connections, seconds }) {
   const bin = require.resolve('autocannon/autocannon.js')
   const { stdout } = await run(process.execPath, [bin, '-j', '-c', String(connections), '-d', String(seconds), url], { maxBuffer: 16 << 20 })
   const result = JSON.parse(stdout)
-  return { tool: 'autocannon', requestsPerSecond: result.requests.average, errors: result.errors + result.non2xx }
+  return { tool: 'autocannon', requests: result.requests.total, requestsPerSecond: result.requests.average, errors: result.errors + result.non2xx }
 }
 
 function measure (url, options) {

@@ -37,7 +37,7 @@ http {
 `
 }
 
-// → { stop() } once nginx accepts connections.
+// → { pid, stop() } once nginx accepts connections (pid: the master's).
 async function startNginx (root, port) {
   const prefix = mkdtempSync(join(tmpdir(), 'zcopy-nginx-'))
   writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix))
@@ -45,6 +45,7 @@ async function startNginx (root, port) {
   const ready = await waitForPort(port)
   if (!ready) throw new Error('nginx did not start')
   return {
+    pid: child.pid,
     async stop () {
       child.kill('SIGQUIT')
       await once(child, 'exit')

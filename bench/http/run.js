@@ -7,7 +7,8 @@
 //
 // Each server runs in its own child process; the load comes from another (wrk
 // -t1 -c16 when installed, else autocannon). nginx (sendfile on) joins when it is
-// installed. Prints a markdown table of req/s with ratios, then the memory check.
+// installed. Prints a markdown table of req/s with ratios, one of the server's CPU
+// time per request (Linux), then the memory check.
 
 const { fork } = require('node:child_process')
 const { once } = require('node:events')
@@ -17,6 +18,7 @@ const net = require('node:net')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { parseArgs } = require('node:util')
+const { cpuTime, perRequest } = require('./cpu')
 const { measure, loadTool } = require('./load')
 const { measureMemory } = require('./memory')
 const { nginxInstalled, startNginx } = require('./nginx')
@@ -44,17 +46,18 @@ async function freePort () {
   return port
 }
 
-// → { port, stop() } for a Node server kind or nginx.
+// → { port, pid, stop() } for a Node server kind or nginx.
 async function start (kind, root) {
   if (kind === 'nginx') {
     const port = await freePort()
     const nginx = await startNginx(root, port)
-    return { port, stop: () => nginx.stop() }
+    return { port, pid: nginx.pid, stop: () => nginx.stop() }
   }
   const child = fork(join(__dirname, 'server.js'), [kind, root], { stdio: 'inherit' })
   const [{ port }] = await once(child, 'message')
   return {
     port,
+    pid: child.pid,
     async stop () {
       child.kill()
       await once(child, 'exit')
@@ -75,7 +78,7 @@ async function main () {
   console.log(`load: ${loadTool}, 16 connections, ${seconds}s per run, Node ${process.version}\n`)
   try {
     makeFiles(root, sizes)
-    const results = {} // size → kind → req/s
+    const results = {} // size → kind → { requestsPerSecond, cpu: { user, system } µs per request | null }
     for (const size of sizes) {
       results[size] = {}
       for (const kind of kinds) {
@@ -83,9 +86,11 @@ async function main () {
         try {
           const url = `http://127.0.0.1:${server.port}/${size}.bin`
           await measure(url, { connections: 16, seconds: 1 }) // warm-up: caches, JIT
-          const { requestsPerSecond, errors } = await measure(url, { connections: 16, seconds })
-          results[size][kind] = requestsPerSecond
-          console.log(`${size.padEnd(5)} ${kind.padEnd(20)} ${requestsPerSecond.toFixed(0).padStart(8)} req/s${errors ? `  (${errors} errors)` : ''}`)
+          const before = cpuTime(server.pid)
+          const { requests, requestsPerSecond, errors } = await measure(url, { connections: 16, seconds })
+          const cpu = perRequest(before, cpuTime(server.pid), requests)
+          results[size][kind] = { requestsPerSecond, cpu }
+          console.log(`${size.padEnd(5)} ${kind.padEnd(20)} ${requestsPerSecond.toFixed(0).padStart(8)} req/s${cpu ? `  ${formatCpu(cpu)} µs CPU/request` : ''}${errors ? `  (${errors} errors)` : ''}`)
         } finally {
           await server.stop()
         }
@@ -98,19 +103,35 @@ async function main () {
   }
 }
 
+function formatCpu ({ user, system }) {
+  return `${(user + system).toFixed(1)} (${user.toFixed(1)} + ${system.toFixed(1)})`
+}
+
 function printTable (results, sizes, kinds) {
   const zcopy = 'zcopy (node:http)'
+  const rps = (size, kind) => results[size][kind].requestsPerSecond
   console.log(`\n| server | ${sizes.join(' | ')} |`)
   console.log(`|---|${sizes.map(() => '---').join('|')}|`)
   for (const kind of kinds) {
-    console.log(`| ${kind} | ${sizes.map((size) => results[size][kind].toFixed(0)).join(' | ')} |`)
+    console.log(`| ${kind} | ${sizes.map((size) => rps(size, kind).toFixed(0)).join(' | ')} |`)
   }
   for (const base of kinds.filter((kind) => !kind.startsWith('zcopy'))) {
-    console.log(`| zcopy ÷ ${base} | ${sizes.map((size) => ratio(results[size][zcopy], results[size][base])).join(' | ')} |`)
+    console.log(`| zcopy ÷ ${base} | ${sizes.map((size) => ratio(rps(size, zcopy), rps(size, base))).join(' | ')} |`)
   }
   // The same Express app both ways: Express's own per-request work is in both.
   const inExpress = 'zcopy (Express)'
-  console.log(`| ${inExpress} ÷ express.static | ${sizes.map((size) => ratio(results[size][inExpress], results[size]['express.static'])).join(' | ')} |`)
+  console.log(`| ${inExpress} ÷ express.static | ${sizes.map((size) => ratio(rps(size, inExpress), rps(size, 'express.static'))).join(' | ')} |`)
+  printCpuTable(results, sizes, kinds)
+}
+
+// Server CPU per request, µs: total (user + system).
+function printCpuTable (results, sizes, kinds) {
+  if (!sizes.every((size) => kinds.every((kind) => results[size][kind].cpu !== null))) return
+  console.log(`\n| server CPU µs/request (user + system) | ${sizes.join(' | ')} |`)
+  console.log(`|---|${sizes.map(() => '---').join('|')}|`)
+  for (const kind of kinds) {
+    console.log(`| ${kind} | ${sizes.map((size) => formatCpu(results[size][kind].cpu)).join(' | ')} |`)
+  }
 }
 
 main().catch((err) => {
