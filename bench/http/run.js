@@ -103,8 +103,12 @@ async function main () {
   }
 }
 
+function microseconds (value) {
+  return value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US')
+}
+
 function formatCpu ({ user, system }) {
-  return `${(user + system).toFixed(1)} (${user.toFixed(1)} + ${system.toFixed(1)})`
+  return `${microseconds(user + system)} (${microseconds(user)} + ${microseconds(system)})`
 }
 
 function printTable (results, sizes, kinds) {
