@@ -20,6 +20,7 @@ const net = require('node:net')
 const { Writable } = require('node:stream')
 const { prematureCloseError } = require('../errors')
 const { sendRange } = require('../pipe-file')
+const { promiseOf } = require('./promise-of')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 
@@ -140,15 +141,11 @@ function toHttp2Stream (res, fd, { start, end }) {
 // undefined when the client went away; rejects, with the response destroyed, when
 // the file could not be sent (read error, truncated file).
 function sendBody (req, res, fd, range, { ownEncoding }) {
-  let sending
-  try {
-    if (req.httpVersionMajor === 2) sending = toHttp2Stream(res, fd, range)
-    else if (mayBypassResponse(req, res, ownEncoding)) sending = toSocket(res, fd, range)
-    else sending = toResponse(res, fd, range)
-  } catch (err) {
-    sending = Promise.reject(err)
-  }
-  return sending.catch((err) => {
+  return promiseOf(() => {
+    if (req.httpVersionMajor === 2) return toHttp2Stream(res, fd, range)
+    if (mayBypassResponse(req, res, ownEncoding)) return toSocket(res, fd, range)
+    return toResponse(res, fd, range)
+  }).catch((err) => {
     res.destroy()
     if (!isDisconnect(err)) throw err
   })

@@ -11,6 +11,7 @@ const { removeContentHeaders, setContentLength, setFileHeaders } = require('./he
 const { HttpError, lookupError } = require('./http-error')
 const { precompressedSibling } = require('./precompressed')
 const { isConditional, notModified, preconditionFailed } = require('./preconditions')
+const { promiseOf } = require('./promise-of')
 const { selectRange } = require('./range')
 const { sendBody } = require('./send-body')
 
@@ -99,13 +100,7 @@ function found (req, res, file, options, cache, onFound) {
 // HttpError for 412 and 416 (nothing sent yet), or with the transfer's error when
 // the body failed midway (the response is then destroyed).
 function respond (req, res, { entry, typePath, encoding }, options, cache) {
-  let sending
-  try {
-    sending = answer(req, res, entry, typePath, encoding, options)
-  } catch (err) {
-    sending = Promise.reject(err)
-  }
-  return sending.then((sent) => {
+  return promiseOf(() => answer(req, res, entry, typePath, encoding, options)).then((sent) => {
     cache.release(entry)
     if (sent && options.onSent) options.onSent(res, sent)
   }, (err) => {

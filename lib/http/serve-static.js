@@ -9,6 +9,7 @@ const { OpenFileCache } = require('./file-cache')
 const { HttpError } = require('./http-error')
 const { DIRECTORY, locateFile } = require('./locate-file')
 const { normalizeOptions } = require('./options')
+const { promiseOf } = require('./promise-of')
 const { redirectToDirectory } = require('./redirect')
 const { splitUrl } = require('./request-url')
 const { pathResolver } = require('./resolve-path')
@@ -59,13 +60,7 @@ function serveStatic (root, options = {}) {
       return fallthrough ? next() : methodNotAllowed(res)
     }
     const state = { found: false }
-    let serving
-    try {
-      serving = serve(req, res, state)
-    } catch (err) {
-      serving = Promise.reject(err)
-    }
-    serving.catch((err) => {
+    promiseOf(() => serve(req, res, state)).catch((err) => {
       // Not found (or refused) before a file was chosen: the next handler's turn.
       if (fallthrough && !state.found && err.status < 500) next()
       else next(err)
