@@ -7,6 +7,7 @@
           "sources": [
             "src/addon.cc",
             "src/errors.cc",
+            "src/open_beneath.cc",
             "src/transfer.cc"
           ],
           "defines": [

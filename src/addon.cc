@@ -1,12 +1,17 @@
-// zcopy native addon: exports the Transfer class (see transfer.h).
+// zcopy native addon: exports the Transfer class (see transfer.h) and
+// openBeneath (see open_beneath.h).
 #include <napi.h>
 
+#include "open_beneath.h"
 #include "transfer.h"
 
 namespace {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("Transfer", zcopy::Transfer::Init(env));
+  Napi::Function transfer = zcopy::Transfer::Init(env);
+  if (env.IsExceptionPending()) return exports;
+  exports.Set("Transfer", transfer);
+  exports.Set("openBeneath", zcopy::OpenBeneathFunction(env));
   return exports;
 }
 

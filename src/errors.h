@@ -1,20 +1,24 @@
-// Errors shaped like Node's own: system errors carry code/errno/syscall.
+// Errors shaped like Node's own: system errors carry code/errno/syscall(/path).
+// Written against the C API and never throwing: a transfer may settle while its
+// environment is going away (a Worker being terminated), when napi calls fail;
+// each function then returns nullptr instead of raising a fatal error.
 #pragma once
 
-#include <napi.h>
+#include <node_api.h>
 
 #include <cstdint>
 
 namespace zcopy {
 
 // `err` is a positive errno value; the JS `errno` property is negative, as in Node.
-Napi::Error SystemError(Napi::Env env, int err, const char* syscall);
+// `path` (may be null) is added as the `path` property and to the message.
+napi_value SystemError(napi_env env, int err, const char* syscall, const char* path = nullptr);
 
 // The source ended at `offset` with `missing` bytes of the range still unsent.
-Napi::Error TruncatedError(Napi::Env env, int64_t offset, int64_t missing);
+napi_value TruncatedError(napi_env env, int64_t offset, int64_t missing);
 
 // Rejection for an aborted transfer; lib/sendfile.js turns it into an AbortError
 // carrying the signal's reason.
-Napi::Error AbortedError(Napi::Env env);
+napi_value AbortedError(napi_env env);
 
 }  // namespace zcopy

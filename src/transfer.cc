@@ -5,12 +5,18 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <uv.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <new>
 
 #include "errors.h"
+#include "unique_fd.h"
 
 namespace zcopy {
 
@@ -76,6 +82,12 @@ int ReopenNonBlocking(int fd, UniqueFd* out) {
   return 0;
 }
 
+// How the private destination descriptor takes bytes; decided once, at start.
+enum class Sink {
+  kFile,    // regular file or anything blocking: the pool thread writes, bounded per chunk
+  kStream,  // non-blocking socket or pipe: EAGAIN waits for writability on the event loop
+};
+
 // Private descriptor for the destination, and how it takes bytes.
 int OpenSink(int fd, UniqueFd* out, Sink* sink) {
   struct stat st;
@@ -118,64 +130,267 @@ int OpenSource(int fd, UniqueFd* in) {
   return DupCloexec(fd, in);
 }
 
-}  // namespace
-
-Napi::Function Transfer::Init(Napi::Env env) {
-  return DefineClass(env, "Transfer",
-                     {
-                         InstanceMethod<&Transfer::Start>("start"),
-                         InstanceMethod<&Transfer::Abort>("abort"),
-                         InstanceMethod<&Transfer::HeadWritten>("headWritten"),
-                         InstanceMethod<&Transfer::Settled>("settled"),
-                     });
-}
-
-// Arguments are validated by lib/sendfile.js; this only guards the types.
-Transfer::Transfer(const Napi::CallbackInfo& info)
-    : Napi::ObjectWrap<Transfer>(info),
-      out_arg_(info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : -1),
-      in_arg_(info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : -1),
-      offset_(info[2].IsNumber() ? info[2].As<Napi::Number>().Int64Value() : -1),
-      remaining_(info[3].IsNumber() ? info[3].As<Napi::Number>().Int64Value() : -1),
-      chunk_(info[4].IsNumber() ? info[4].As<Napi::Number>().Int64Value() : 0) {
-  Napi::Env env = info.Env();
-  if (out_arg_ < 0 || in_arg_ < 0 || offset_ < 0 || remaining_ < 0 || chunk_ <= 0) {
-    Napi::TypeError::New(env, "Transfer(outFd, inFd, offset, length, chunkSize, onProgress?)")
-        .ThrowAsJavaScriptException();
-    return;
-  }
-  if (info[5].IsFunction()) on_progress_ = Napi::Persistent(info[5].As<Napi::Function>());
-  if (info[6].IsBuffer()) {
-    Napi::Buffer<char> head = info[6].As<Napi::Buffer<char>>();
-    head_ = head.Data();
-    head_length_ = head.Length();
-    if (head_length_ > 0) head_ref_ = Napi::Persistent(head);
-  }
-}
-
-Napi::Value Transfer::Start(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (state_ != State::kCreated) {
-    Napi::Error::New(env, "Transfer already started").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  deferred_ = std::make_unique<Napi::Promise::Deferred>(env);
-  Napi::Promise promise = deferred_->Promise();
-  Ref();
-  referenced_ = true;
-
-  if (napi_get_uv_event_loop(env, &loop_) != napi_ok) {
-    Finish(Napi::Error::New(env, "zcopy: no event loop").Value());
-  } else if (!SendEagerly()) {
-    if (int err = OpenDescriptors()) {
-      Finish(SystemError(env, err, "sendfile").Value());
-    } else if (!HasWork()) {
-      Finish(Napi::Value());
-    } else {
-      QueueChunk();
+// A handle scope plus, when the transfer has an async context, a callback scope
+// (microtasks, async_hooks) for code that runs from a libuv callback.
+class LoopScope {
+ public:
+  LoopScope(napi_env env, napi_async_context context) : env_(env) {
+    if (napi_open_handle_scope(env, &handle_scope_) != napi_ok) handle_scope_ = nullptr;
+    napi_value resource = nullptr;
+    if (context != nullptr && napi_create_object(env, &resource) == napi_ok &&
+        napi_open_callback_scope(env, resource, context, &callback_scope_) != napi_ok) {
+      callback_scope_ = nullptr;
     }
   }
-  ReleaseIfDone();
+  ~LoopScope() {
+    if (callback_scope_ != nullptr) napi_close_callback_scope(env_, callback_scope_);
+    if (handle_scope_ != nullptr) napi_close_handle_scope(env_, handle_scope_);
+  }
+  LoopScope(const LoopScope&) = delete;
+  LoopScope& operator=(const LoopScope&) = delete;
+
+ private:
+  napi_env env_;
+  napi_handle_scope handle_scope_ = nullptr;
+  napi_callback_scope callback_scope_ = nullptr;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// The per-environment registry of transfers that libuv holds (a queued pool job
+// or an open poll handle). Plain heap memory, created at module Init, freed by
+// its own cleanup hook once the environment is closing and the last transfer
+// has let go of libuv; napi instance data could be freed before that.
+
+class TransferCore;
+
+struct EnvRegistry {
+  napi_env env = nullptr;
+  uv_loop_t* loop = nullptr;
+  napi_async_cleanup_hook_handle hook = nullptr;
+  TransferCore* first = nullptr;
+  bool closing = false;
+
+  void Add(TransferCore* core);
+  void Remove(TransferCore* core);  // may delete the registry
+  void DeleteIfDone();
+
+  static void OnEnvTeardown(napi_async_cleanup_hook_handle handle, void* data);
+};
+
+// ---------------------------------------------------------------------------
+
+class TransferCore {
+ public:
+  // The head's bytes are copied into the same allocation: the pool thread never
+  // reads JS memory. Null when out of memory.
+  static TransferCore* New(EnvRegistry* registry, int out, int in, int64_t offset, int64_t length,
+                           int64_t chunk, const char* head, size_t head_length) {
+    void* memory = ::operator new(sizeof(TransferCore) + head_length, std::nothrow);
+    if (memory == nullptr) return nullptr;
+    auto* core = new (memory) TransferCore(registry, out, in, offset, length, chunk, head_length);
+    if (head_length > 0) std::memcpy(core->HeadBytes(), head, head_length);
+    return core;
+  }
+
+  TransferCore(const TransferCore&) = delete;
+  TransferCore& operator=(const TransferCore&) = delete;
+
+  void SetProgress(napi_env env, napi_value callback) {
+    if (napi_create_reference(env, callback, 1, &on_progress_) != napi_ok) on_progress_ = nullptr;
+  }
+
+  napi_value Start(napi_env env);
+  void Abort(napi_env env);
+  // The JS wrapper is gone; a running transfer goes on and settles its promise.
+  void Detach() { Release(); }
+
+  size_t head_written() const { return head_written_; }
+  bool settled() const { return state_ == State::kDone; }
+
+ private:
+  friend struct EnvRegistry;
+
+  enum class State : uint8_t { kCreated, kStarting, kWorking, kPolling, kDone };
+  enum class Outcome : uint8_t { kDone, kAborted, kSystemError, kTruncated, kThrown };
+
+  // What one pool job did; written on the pool thread, read in AfterWork.
+  struct ChunkResult {
+    size_t head_moved = 0;  // bytes of the head written
+    int64_t moved = 0;      // bytes of the file sent
+    int error = 0;          // errno of a failed sendfile
+    bool eof = false;       // the source ended before the range did
+    bool again = false;     // the destination is full (EAGAIN)
+  };
+
+  TransferCore(EnvRegistry* registry, int out, int in, int64_t offset, int64_t length, int64_t chunk,
+               size_t head_length)
+      : registry_(registry),
+        env_(registry->env),
+        out_arg_(out),
+        in_arg_(in),
+        offset_(offset),
+        remaining_(length),
+        chunk_(chunk),
+        head_length_(head_length) {}
+
+  ~TransferCore() { DropNapi(); }
+
+  char* HeadBytes() { return reinterpret_cast<char*>(this + 1); }
+  const char* HeadBytes() const { return reinterpret_cast<const char*>(this + 1); }
+
+  // Lifetime: one hold for the JS wrapper, one per libuv owner (queued work,
+  // open poll handle). The last release deletes the core.
+  void Retain() { ++holds_; }
+  void Release() {
+    if (--holds_ == 0) {
+      this->~TransferCore();
+      ::operator delete(this);
+    }
+  }
+  // A libuv owner let go: leaves the registry once libuv holds nothing.
+  void LibuvReleased() {
+    if (!work_pending_ && !poll_open_ && registered_) {
+      registered_ = false;
+      registry_->Remove(this);
+    }
+    Release();
+  }
+  void Register() {
+    if (!registered_) {
+      registered_ = true;
+      registry_->Add(this);
+    }
+  }
+
+  int OpenDescriptors();
+  bool SendEagerly(napi_env env);
+  void QueueChunk(napi_env env);
+  void WaitWritable(napi_env env);
+  void EnsureAsyncContext(napi_env env);
+  ChunkResult RunChunk(int out, int in, int64_t max_bytes) const;
+  bool WriteHead(int out, ChunkResult* result) const;
+  bool HasWork(const ChunkResult& pending) const {
+    return remaining_ > pending.moved || head_written_ + pending.head_moved < head_length_;
+  }
+  bool HasWork() const { return HasWork(ChunkResult()); }
+  bool Aborted() const { return aborted_.load(std::memory_order_relaxed); }
+  void OnChunkDone(napi_env env);
+  void Finish(napi_env env, Outcome outcome, int error = 0, const char* syscall = nullptr,
+              napi_value thrown = nullptr);
+  void ClosePoll();
+  void DropNapi();
+  void OnEnvClosing();
+
+  static void WorkCallback(uv_work_t* req);
+  static void AfterWorkCallback(uv_work_t* req, int status);
+  static void PollCallback(uv_poll_t* handle, int status, int events);
+  static void PollCloseCallback(uv_handle_t* handle);
+
+  EnvRegistry* const registry_;
+  const napi_env env_;
+  TransferCore* prev_ = nullptr;  // registry links
+  TransferCore* next_ = nullptr;
+
+  const int out_arg_;
+  const int in_arg_;
+  int64_t offset_;
+  int64_t remaining_;
+  int64_t done_ = 0;
+  const int64_t chunk_;
+  const size_t head_length_;
+  size_t head_written_ = 0;
+
+  UniqueFd out_;
+  UniqueFd in_;
+  Sink sink_ = Sink::kFile;
+
+  State state_ = State::kCreated;
+  std::atomic<bool> aborted_{false};
+  int holds_ = 1;  // the wrapper's
+  bool registered_ = false;
+  bool work_pending_ = false;
+  bool poll_open_ = false;
+  bool poll_closing_ = false;
+  bool env_closing_ = false;
+  int poll_error_ = 0;  // errno of the last failed writability wait
+
+  napi_ref on_progress_ = nullptr;
+  napi_deferred deferred_ = nullptr;
+  napi_async_context async_context_ = nullptr;
+
+  uv_work_t work_{};
+  uv_poll_t poll_{};
+  ChunkResult result_;
+  // The head's bytes follow the object (see New).
+};
+
+// ---------------------------------------------------------------------------
+// Registry
+
+void EnvRegistry::Add(TransferCore* core) {
+  core->prev_ = nullptr;
+  core->next_ = first;
+  if (first != nullptr) first->prev_ = core;
+  first = core;
+}
+
+void EnvRegistry::Remove(TransferCore* core) {
+  if (core->prev_ != nullptr) core->prev_->next_ = core->next_;
+  else first = core->next_;
+  if (core->next_ != nullptr) core->next_->prev_ = core->prev_;
+  core->prev_ = core->next_ = nullptr;
+  DeleteIfDone();
+}
+
+void EnvRegistry::DeleteIfDone() {
+  if (!closing || first != nullptr) return;
+  napi_remove_async_cleanup_hook(hook);  // lets the environment's teardown go on
+  delete this;
+}
+
+// The environment is being torn down: its JS will never run again. Every
+// transfer libuv holds is aborted; poll handles are closed now, pool jobs end at
+// their next sendfile call. The hook is removed when the last one has let go.
+void EnvRegistry::OnEnvTeardown(napi_async_cleanup_hook_handle /*handle*/, void* data) {
+  auto* self = static_cast<EnvRegistry*>(data);
+  self->closing = true;
+  napi_handle_scope scope = nullptr;
+  if (napi_open_handle_scope(self->env, &scope) != napi_ok) scope = nullptr;
+  for (TransferCore* core = self->first; core != nullptr;) {
+    TransferCore* next = core->next_;
+    core->OnEnvClosing();
+    core = next;
+  }
+  if (scope != nullptr) napi_close_handle_scope(self->env, scope);
+  self->DeleteIfDone();
+}
+
+// ---------------------------------------------------------------------------
+// TransferCore
+
+napi_value TransferCore::Start(napi_env env) {
+  if (state_ != State::kCreated) {
+    napi_throw_error(env, nullptr, "Transfer already started");
+    return nullptr;
+  }
+  napi_value promise = nullptr;
+  if (napi_create_promise(env, &deferred_, &promise) != napi_ok) return nullptr;
+  state_ = State::kStarting;
+
+  if (Aborted()) {
+    Finish(env, Outcome::kAborted);
+  } else if (!SendEagerly(env)) {
+    if (int err = OpenDescriptors()) {
+      Finish(env, Outcome::kSystemError, err, "sendfile");
+    } else if (!HasWork()) {
+      Finish(env, Outcome::kDone);
+    } else {
+      QueueChunk(env);
+    }
+  }
+  if (state_ == State::kDone) DropNapi();
   return promise;
 }
 
@@ -184,7 +399,7 @@ Napi::Value Transfer::Start(const Napi::CallbackInfo& info) {
 // call, so no private dups are needed unless the transfer has to wait). Returns
 // false when the normal path must run instead; an error before any byte moved is
 // left for it to report.
-bool Transfer::SendEagerly() {
+bool TransferCore::SendEagerly(napi_env env) {
   if (!IsNonBlockingStream(out_arg_) || !RangeCached(in_arg_, offset_, std::min(remaining_, kEagerLimit))) {
     return false;
   }
@@ -194,67 +409,88 @@ bool Transfer::SendEagerly() {
   const bool finished = result_.error != 0 || result_.eof || !HasWork(result_);
   if (!finished) {
     if (int err = OpenDescriptors()) {
-      Finish(SystemError(Env(), err, "sendfile").Value());
+      Finish(env, Outcome::kSystemError, err, "sendfile");
       return true;
     }
   }
-  OnChunkDone();
+  OnChunkDone(env);
   return true;
 }
 
-int Transfer::OpenDescriptors() {
+int TransferCore::OpenDescriptors() {
   if (int err = OpenSource(in_arg_, &in_)) return err;
   return OpenSink(out_arg_, &out_, &sink_);
 }
 
-Napi::Value Transfer::HeadWritten(const Napi::CallbackInfo& info) {
-  return Napi::Number::New(info.Env(), static_cast<double>(head_written_));
-}
-
-// Whether the promise is already settled: true when start() sent everything (or
-// failed) from the event loop, so there is nothing left to cancel.
-Napi::Value Transfer::Settled(const Napi::CallbackInfo& info) {
-  return Napi::Boolean::New(info.Env(), state_ == State::kDone);
-}
-
-void Transfer::Abort(const Napi::CallbackInfo& info) {
-  if (state_ == State::kDone || state_ == State::kCreated) return;
-  aborted_.store(true, std::memory_order_relaxed);
-  if (state_ == State::kPolling) {
-    uv_poll_stop(&poll_);
-    Finish(AbortedError(info.Env()).Value());
-    ReleaseIfDone();
+// One abort path for every state. Called from JS only.
+void TransferCore::Abort(napi_env env) {
+  switch (state_) {
+    case State::kCreated:
+    case State::kStarting:
+      // Remembered: start() settles at once; an abort from onProgress during the
+      // eager path is seen right after the callback returns.
+      aborted_.store(true, std::memory_order_relaxed);
+      break;
+    case State::kWorking:
+      // The pool job stops at its next sendfile call (or never runs) and
+      // AfterWork settles.
+      aborted_.store(true, std::memory_order_relaxed);
+      if (work_pending_) uv_cancel(reinterpret_cast<uv_req_t*>(&work_));
+      break;
+    case State::kPolling:
+      aborted_.store(true, std::memory_order_relaxed);
+      uv_poll_stop(&poll_);
+      Finish(env, Outcome::kAborted);
+      DropNapi();
+      break;
+    case State::kDone:
+      break;
   }
-  // kWorking: the pool job stops at its next sendfile call and AfterWork settles.
 }
 
 // The async context gives uv callbacks a proper callback scope (microtasks,
 // async_hooks); only transfers that leave the current call need one.
-void Transfer::EnsureAsyncContext() {
-  if (!async_context_) async_context_ = std::make_unique<Napi::AsyncContext>(Env(), "ZcopySendfile");
+void TransferCore::EnsureAsyncContext(napi_env env) {
+  if (async_context_ != nullptr) return;
+  napi_value name = nullptr;
+  napi_value resource = nullptr;
+  if (napi_create_string_latin1(env, "ZcopySendfile", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_object(env, &resource) != napi_ok ||
+      napi_async_init(env, resource, name, &async_context_) != napi_ok) {
+    async_context_ = nullptr;
+  }
 }
 
-void Transfer::QueueChunk() {
-  EnsureAsyncContext();
-  state_ = State::kWorking;
+void TransferCore::QueueChunk(napi_env env) {
+  EnsureAsyncContext(env);
+  result_ = ChunkResult();
   work_.data = this;
-  int err = uv_queue_work(loop_, &work_, WorkCallback, AfterWorkCallback);
-  if (err != 0) Finish(SystemError(Env(), -err, "uv_queue_work").Value());
+  int err = uv_queue_work(registry_->loop, &work_, WorkCallback, AfterWorkCallback);
+  if (err != 0) {
+    Finish(env, Outcome::kSystemError, -err, "uv_queue_work");
+    return;
+  }
+  state_ = State::kWorking;
+  work_pending_ = true;
+  Retain();
+  Register();
 }
 
-void Transfer::WaitWritable() {
-  EnsureAsyncContext();
+void TransferCore::WaitWritable(napi_env env) {
+  EnsureAsyncContext(env);
   int err = 0;
   if (!poll_open_) {
-    err = uv_poll_init(loop_, &poll_, out_.Get());
+    err = uv_poll_init(registry_->loop, &poll_, out_.Get());
     if (err == 0) {
       poll_open_ = true;
       poll_.data = this;
+      Retain();
+      Register();
     }
   }
   if (err == 0) err = uv_poll_start(&poll_, UV_WRITABLE, PollCallback);
   if (err != 0) {
-    Finish(SystemError(Env(), -err, "uv_poll").Value());
+    Finish(env, Outcome::kSystemError, -err, "uv_poll");
     return;
   }
   state_ = State::kPolling;
@@ -262,14 +498,15 @@ void Transfer::WaitWritable() {
 
 // Writes what is left of the head. False when it is not all out: the destination
 // is full, failed, or the transfer was aborted (`result` says which).
-bool Transfer::WriteHead(int out, ChunkResult* result) const {
+bool TransferCore::WriteHead(int out, ChunkResult* result) const {
   // MSG_MORE: the socket holds the head back to share a packet with the file.
   const int flags = MSG_NOSIGNAL | (remaining_ > 0 ? MSG_MORE : 0);
+  const char* head = HeadBytes();
   while (head_written_ + result->head_moved < head_length_) {
-    if (aborted_.load(std::memory_order_relaxed)) return false;
+    if (Aborted()) return false;
     const size_t written = head_written_ + result->head_moved;
-    ssize_t n = send(out, head_ + written, head_length_ - written, flags);
-    if (n < 0 && errno == ENOTSOCK) n = write(out, head_ + written, head_length_ - written);
+    ssize_t n = send(out, head + written, head_length_ - written, flags);
+    if (n < 0 && errno == ENOTSOCK) n = write(out, head + written, head_length_ - written);
     if (n > 0) {
       result->head_moved += static_cast<size_t>(n);
     } else if (n < 0 && errno == EINTR) {
@@ -288,12 +525,12 @@ bool Transfer::WriteHead(int out, ChunkResult* result) const {
 // Writes the rest of the head, then moves at most `max_bytes` of the file from
 // `in` to `out`, never waiting for a full destination. Runs on a pool thread, or
 // on the event loop for the eager path.
-Transfer::ChunkResult Transfer::RunChunk(int out, int in, int64_t max_bytes) const {
+TransferCore::ChunkResult TransferCore::RunChunk(int out, int in, int64_t max_bytes) const {
   ChunkResult result;
   if (!WriteHead(out, &result)) return result;
   const int64_t limit = std::min(remaining_, max_bytes);
   off_t offset = static_cast<off_t>(offset_);
-  while (result.moved < limit && !aborted_.load(std::memory_order_relaxed)) {
+  while (result.moved < limit && !Aborted()) {
     size_t count = static_cast<size_t>(std::min(limit - result.moved, kMaxSendfileCount));
     ssize_t n = sendfile(out, in, &offset, count);
     if (n > 0) {
@@ -315,100 +552,255 @@ Transfer::ChunkResult Transfer::RunChunk(int out, int in, int64_t max_bytes) con
 }
 
 // Event loop: account for the chunk, then continue, wait, or settle. The caller
-// provides the scopes (a JS call, or a uv callback's InLoopScope).
-void Transfer::OnChunkDone() {
-  Napi::Env env = Env();
+// provides the scopes (a JS call, or a uv callback's LoopScope). An abort that
+// came before the settle wins, even one from inside onProgress.
+void TransferCore::OnChunkDone(napi_env env) {
   const ChunkResult result = result_;
   head_written_ += result.head_moved;
   offset_ += result.moved;
   remaining_ -= result.moved;
   done_ += result.moved;
 
-  if (result.moved > 0 && !on_progress_.IsEmpty()) {
-    on_progress_.Call({Napi::Number::New(env, static_cast<double>(done_))});
-    if (env.IsExceptionPending()) {
-      aborted_.store(true, std::memory_order_relaxed);
-      Finish(env.GetAndClearPendingException().Value());
-      return;
+  if (result.moved > 0 && on_progress_ != nullptr) {
+    napi_value callback = nullptr;
+    napi_value receiver = nullptr;
+    napi_value bytes = nullptr;
+    if (napi_get_reference_value(env, on_progress_, &callback) == napi_ok && callback != nullptr &&
+        napi_get_undefined(env, &receiver) == napi_ok &&
+        napi_create_double(env, static_cast<double>(done_), &bytes) == napi_ok &&
+        napi_call_function(env, receiver, callback, 1, &bytes, nullptr) != napi_ok) {
+      bool pending = false;
+      napi_value thrown = nullptr;
+      if (napi_is_exception_pending(env, &pending) == napi_ok && pending &&
+          napi_get_and_clear_last_exception(env, &thrown) == napi_ok) {
+        aborted_.store(true, std::memory_order_relaxed);
+        Finish(env, Outcome::kThrown, 0, nullptr, thrown);
+        return;
+      }
+      // No exception: JS cannot run any more (the environment is stopping).
     }
   }
 
-  if (result.error != 0) {
-    Finish(SystemError(env, result.error, "sendfile").Value());
+  if (Aborted()) {
+    Finish(env, Outcome::kAborted);
+  } else if (result.error != 0) {
+    Finish(env, Outcome::kSystemError, result.error, "sendfile");
   } else if (!HasWork()) {
-    Finish(Napi::Value());
-  } else if (aborted_.load(std::memory_order_relaxed)) {
-    Finish(AbortedError(env).Value());
+    Finish(env, Outcome::kDone);
   } else if (result.eof) {
-    Finish(TruncatedError(env, offset_, remaining_).Value());
+    Finish(env, Outcome::kTruncated);
   } else if (result.again && poll_error_ != 0) {
-    Finish(SystemError(env, poll_error_, "sendfile").Value());
+    Finish(env, Outcome::kSystemError, poll_error_, "sendfile");
   } else if (result.again) {
-    WaitWritable();
+    WaitWritable(env);
   } else {
-    QueueChunk();
+    QueueChunk(env);
   }
 }
 
-// Closes every descriptor and handle, then settles the promise.
-void Transfer::Finish(Napi::Value error) {
+void TransferCore::ClosePoll() {
+  if (poll_open_ && !poll_closing_) {
+    poll_closing_ = true;
+    uv_close(reinterpret_cast<uv_handle_t*>(&poll_), PollCloseCallback);
+  }
+}
+
+// Closes every descriptor and handle, then settles the promise. Never called
+// while a pool job runs (it uses the descriptors).
+void TransferCore::Finish(napi_env env, Outcome outcome, int error, const char* syscall,
+                          napi_value thrown) {
   state_ = State::kDone;
-  if (poll_open_) uv_close(reinterpret_cast<uv_handle_t*>(&poll_), PollCloseCallback);
+  ClosePoll();  // uv_close takes the fd out of epoll at once: the dup may close now
   out_.Reset();
   in_.Reset();
-  on_progress_.Reset();
-  head_ref_.Reset();
-  if (error.IsEmpty()) {
-    deferred_->Resolve(Napi::Number::New(Env(), static_cast<double>(done_)));
-  } else {
-    deferred_->Reject(error);
+  if (deferred_ == nullptr) return;
+  napi_deferred deferred = deferred_;
+  deferred_ = nullptr;
+  if (outcome == Outcome::kDone) {
+    napi_value bytes = nullptr;
+    if (napi_create_double(env, static_cast<double>(done_), &bytes) == napi_ok) {
+      napi_resolve_deferred(env, deferred, bytes);
+    }
+    return;
+  }
+  napi_value reason = nullptr;
+  switch (outcome) {
+    case Outcome::kAborted:
+      reason = AbortedError(env);
+      break;
+    case Outcome::kSystemError:
+      reason = SystemError(env, error, syscall);
+      break;
+    case Outcome::kTruncated:
+      reason = TruncatedError(env, offset_, remaining_);
+      break;
+    case Outcome::kThrown:
+      reason = thrown;
+      break;
+    case Outcome::kDone:
+      break;
+  }
+  if (reason == nullptr && napi_get_undefined(env, &reason) != napi_ok) return;
+  // Fails only when the environment is stopping; the deferred then goes with it.
+  napi_reject_deferred(env, deferred, reason);
+}
+
+// Drops what this core holds in the JS environment; called once it is settled
+// (outside any callback scope), at environment teardown, and on deletion.
+void TransferCore::DropNapi() {
+  if (on_progress_ != nullptr) {
+    napi_delete_reference(env_, on_progress_);
+    on_progress_ = nullptr;
+  }
+  if (async_context_ != nullptr) {
+    napi_async_destroy(env_, async_context_);
+    async_context_ = nullptr;
   }
 }
 
-// Lets the wrapper be collected once nothing native refers to it any more.
-void Transfer::ReleaseIfDone() {
-  if (state_ == State::kDone && !poll_open_ && referenced_) {
-    referenced_ = false;
-    Unref();
+// From the environment's cleanup hook: abort without JS. The promise's deferred
+// cannot be settled any more; it is left to the dying isolate.
+void TransferCore::OnEnvClosing() {
+  env_closing_ = true;
+  aborted_.store(true, std::memory_order_relaxed);
+  deferred_ = nullptr;
+  DropNapi();
+  if (work_pending_) uv_cancel(reinterpret_cast<uv_req_t*>(&work_));
+  ClosePoll();
+  if (!work_pending_) {
+    state_ = State::kDone;
+    out_.Reset();
+    in_.Reset();
   }
 }
 
-void Transfer::WorkCallback(uv_work_t* req) {
-  Transfer* self = static_cast<Transfer*>(req->data);
+void TransferCore::WorkCallback(uv_work_t* req) {
+  auto* self = static_cast<TransferCore*>(req->data);
   self->result_ = self->RunChunk(self->out_.Get(), self->in_.Get(), self->chunk_);
 }
 
-void Transfer::AfterWorkCallback(uv_work_t* req, int /*status*/) {
-  Transfer* self = static_cast<Transfer*>(req->data);
-  {
-    Napi::HandleScope handle_scope(self->Env());
-    Napi::CallbackScope callback_scope(self->Env(), *self->async_context_);
-    self->OnChunkDone();
+void TransferCore::AfterWorkCallback(uv_work_t* req, int /*status*/) {
+  // UV_ECANCELED (an abort or the teardown cancelled a job that had not begun)
+  // leaves result_ empty and the abort flag set: OnChunkDone settles as aborted.
+  auto* self = static_cast<TransferCore*>(req->data);
+  self->work_pending_ = false;
+  if (self->env_closing_) {
+    self->state_ = State::kDone;
+    self->ClosePoll();
+    self->out_.Reset();
+    self->in_.Reset();
+  } else {
+    {
+      LoopScope scope(self->env_, self->async_context_);
+      self->OnChunkDone(self->env_);
+    }
+    if (self->state_ == State::kDone) self->DropNapi();
   }
-  self->ReleaseIfDone();
+  self->LibuvReleased();
 }
 
 // libuv reports POLLERR as UV_EBADF; the next sendfile reports the real error
 // (EPIPE, ECONNRESET), so a poll error only settles if sendfile cannot say more.
-void Transfer::PollCallback(uv_poll_t* handle, int status, int /*events*/) {
-  Transfer* self = static_cast<Transfer*>(handle->data);
+void TransferCore::PollCallback(uv_poll_t* handle, int status, int /*events*/) {
+  auto* self = static_cast<TransferCore*>(handle->data);
   uv_poll_stop(handle);
-  if (self->aborted_.load(std::memory_order_relaxed)) {
-    Napi::Env env = self->Env();
-    Napi::HandleScope handle_scope(env);
-    Napi::CallbackScope callback_scope(env, *self->async_context_);
-    self->Finish(AbortedError(env).Value());
-  } else {
-    self->poll_error_ = status < 0 ? -status : 0;
-    self->QueueChunk();
+  if (self->env_closing_ || self->state_ != State::kPolling) return;
+  {
+    LoopScope scope(self->env_, self->async_context_);
+    if (self->Aborted()) {
+      self->Finish(self->env_, Outcome::kAborted);
+    } else {
+      self->poll_error_ = status < 0 ? -status : 0;
+      self->QueueChunk(self->env_);
+    }
   }
-  self->ReleaseIfDone();
+  if (self->state_ == State::kDone) self->DropNapi();
 }
 
-void Transfer::PollCloseCallback(uv_handle_t* handle) {
-  Transfer* self = static_cast<Transfer*>(handle->data);
+void TransferCore::PollCloseCallback(uv_handle_t* handle) {
+  auto* self = static_cast<TransferCore*>(handle->data);
   self->poll_open_ = false;
-  self->ReleaseIfDone();
+  self->poll_closing_ = false;
+  self->LibuvReleased();
+}
+
+// ---------------------------------------------------------------------------
+// The JS wrapper
+
+Napi::Function Transfer::Init(Napi::Env env) {
+  auto* registry = new (std::nothrow) EnvRegistry();
+  if (registry == nullptr) {
+    Napi::Error::New(env, "zcopy: out of memory").ThrowAsJavaScriptException();
+    return Napi::Function();
+  }
+  registry->env = env;
+  if (napi_get_uv_event_loop(env, &registry->loop) != napi_ok ||
+      napi_add_async_cleanup_hook(env, EnvRegistry::OnEnvTeardown, registry, &registry->hook) != napi_ok) {
+    delete registry;
+    Napi::Error::New(env, "zcopy: cannot register the environment's cleanup hook").ThrowAsJavaScriptException();
+    return Napi::Function();
+  }
+  return DefineClass(env, "Transfer",
+                     {
+                         InstanceMethod<&Transfer::Start>("start"),
+                         InstanceMethod<&Transfer::Abort>("abort"),
+                         InstanceMethod<&Transfer::HeadWritten>("headWritten"),
+                         InstanceMethod<&Transfer::Settled>("settled"),
+                     },
+                     registry);
+}
+
+// Arguments are validated by lib/sendfile.js; this only guards the types.
+Transfer::Transfer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Transfer>(info) {
+  Napi::Env env = info.Env();
+  const int out = info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : -1;
+  const int in = info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : -1;
+  const int64_t offset = info[2].IsNumber() ? info[2].As<Napi::Number>().Int64Value() : -1;
+  const int64_t length = info[3].IsNumber() ? info[3].As<Napi::Number>().Int64Value() : -1;
+  const int64_t chunk = info[4].IsNumber() ? info[4].As<Napi::Number>().Int64Value() : 0;
+  if (out < 0 || in < 0 || offset < 0 || length < 0 || chunk <= 0) {
+    Napi::TypeError::New(env, "Transfer(outFd, inFd, offset, length, chunkSize, onProgress?, head?)")
+        .ThrowAsJavaScriptException();
+    return;
+  }
+  const char* head = nullptr;
+  size_t head_length = 0;
+  if (info[6].IsBuffer()) {
+    Napi::Buffer<char> buffer = info[6].As<Napi::Buffer<char>>();
+    head = buffer.Data();
+    head_length = buffer.Length();
+  }
+  core_ = TransferCore::New(static_cast<EnvRegistry*>(info.Data()), out, in, offset, length, chunk, head,
+                            head_length);
+  if (core_ == nullptr) {
+    Napi::Error::New(env, "zcopy: out of memory").ThrowAsJavaScriptException();
+    return;
+  }
+  if (info[5].IsFunction()) core_->SetProgress(env, info[5]);
+}
+
+Transfer::~Transfer() {
+  if (core_ != nullptr) core_->Detach();
+}
+
+Napi::Value Transfer::Start(const Napi::CallbackInfo& info) {
+  if (core_ == nullptr) return info.Env().Undefined();
+  napi_value promise = core_->Start(info.Env());
+  return promise == nullptr ? info.Env().Undefined() : Napi::Value(info.Env(), promise);
+}
+
+void Transfer::Abort(const Napi::CallbackInfo& info) {
+  if (core_ != nullptr) core_->Abort(info.Env());
+}
+
+Napi::Value Transfer::HeadWritten(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), core_ == nullptr ? 0.0 : static_cast<double>(core_->head_written()));
+}
+
+// Whether the promise is already settled: true when start() sent everything (or
+// failed) from the event loop, so there is nothing left to cancel.
+Napi::Value Transfer::Settled(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), core_ == nullptr || core_->settled());
 }
 
 }  // namespace zcopy

@@ -1,0 +1,134 @@
+'use strict'
+
+// The server side of the soak (bench/soak.js), in its own process:
+//   node --expose-gc bench/soak/server.js   (config in the SOAK_SERVER env, JSON)
+// node:http (or https with the test certificate) + zcopy.serveStatic(root), on an
+// ephemeral port of 127.0.0.1. It answers its parent over IPC:
+//   { id, op: 'stats' }       → descriptors (/proc/self/fd), memory, connections, errors
+//   { id, op: 'close' }       → calls the current middleware's close(); says whether
+//                               it resolved (or rejected) within `timeoutMs`
+//   { id, op: 'middleware' }  → replaces the current middleware by a new serveStatic
+// It exits when its parent goes away. It does not catch uncaught exceptions: a crash
+// is the parent's finding, with this process's stderr.
+
+const fs = require('node:fs')
+const http = require('node:http')
+const https = require('node:https')
+const path = require('node:path')
+
+const config = JSON.parse(process.env.SOAK_SERVER)
+const zcopy = require(config.lib)
+
+// Descriptors by what they are: files by path, the rest by kind ("socket", "pipe",
+// "anon_inode:[eventpoll]", ...). The readdir's own descriptor is not counted.
+function descriptors () {
+  const byTarget = {}
+  let count = 0
+  for (const name of fs.readdirSync('/proc/self/fd')) {
+    let target
+    try {
+      target = fs.readlinkSync(`/proc/self/fd/${name}`)
+    } catch {
+      continue // the readdir's own descriptor, closed by now
+    }
+    const kind = /^(socket|pipe):/.exec(target)
+    const key = kind ? kind[1] : target
+    byTarget[key] = (byTarget[key] || 0) + 1
+    count++
+  }
+  return { count, byTarget }
+}
+
+const errors = { beforeHeaders: {}, afterHeaders: {} }
+function tally (table, err) {
+  const key = err ? `${err.status || ''} ${err.code || err.name}: ${err.message}`.trim().slice(0, 200) : 'unknown'
+  table[key] = (table[key] || 0) + 1
+}
+
+// The answer when the middleware calls next(): 404, or the error's status (416
+// carries its Content-Range) with an empty body. After the headers went out nothing
+// can be answered: the connection is destroyed, as Express' final handler does.
+function finish (res, err) {
+  if (res.headersSent || res.destroyed) {
+    tally(errors.afterHeaders, err)
+    res.destroy()
+    return
+  }
+  const status = err ? (err.status || 500) : 404
+  if (err) tally(errors.beforeHeaders, err)
+  for (const name of res.getHeaderNames()) res.removeHeader(name)
+  if (err && err.headers) {
+    for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value)
+  }
+  res.statusCode = status
+  res.setHeader('Content-Length', '0')
+  res.end()
+}
+
+let middleware = zcopy.serveStatic(config.root)
+let requests = 0
+function handle (req, res) {
+  requests++
+  middleware(req, res, (err) => finish(res, err))
+}
+
+const server = config.tls
+  ? https.createServer({
+    key: fs.readFileSync(path.join(config.fixtures, 'localhost-key.pem')),
+    cert: fs.readFileSync(path.join(config.fixtures, 'localhost-cert.pem'))
+  }, handle)
+  : http.createServer(handle)
+// Slow readers pause for up to a few seconds mid-response; nothing here should
+// time them out. Idle keep-alive connections may close after 30 s.
+server.keepAliveTimeout = 30_000
+
+function memory () {
+  if (typeof global.gc === 'function') global.gc()
+  const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage()
+  return { rss, heapUsed, external, arrayBuffers }
+}
+
+function connections () {
+  return new Promise((resolve) => server.getConnections((err, n) => resolve(err ? -1 : n)))
+}
+
+const ops = {
+  async stats () {
+    return { descriptors: descriptors(), memory: memory(), connections: await connections(), requests, errors }
+  },
+  async close ({ timeoutMs }) {
+    const started = Date.now()
+    let timer
+    const outcome = await Promise.race([
+      Promise.resolve().then(() => middleware.close()).then(
+        () => ({ resolved: true }),
+        (err) => ({ resolved: false, rejected: String(err && err.stack ? err.stack : err) })),
+      new Promise((resolve) => { timer = setTimeout(() => resolve({ resolved: false, timedOut: true }), timeoutMs) })
+    ])
+    clearTimeout(timer)
+    return { ...outcome, ms: Date.now() - started }
+  },
+  async middleware () {
+    middleware = zcopy.serveStatic(config.root)
+    errors.beforeHeaders = {}
+    errors.afterHeaders = {}
+    return {}
+  }
+}
+
+process.on('message', async (message) => {
+  const reply = await ops[message.op](message)
+  process.send({ id: message.id, ...reply })
+})
+process.on('disconnect', () => process.exit(0))
+
+const fdsAtStart = descriptors()
+server.listen(0, '127.0.0.1', () => {
+  process.send({
+    ready: true,
+    port: server.address().port,
+    zeroCopy: zcopy.zeroCopyAvailable,
+    pid: process.pid,
+    fdsAtStart
+  })
+})

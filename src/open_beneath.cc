@@ -1,0 +1,191 @@
+// openBeneath(dirFd, relativePath) → Promise<number>
+//
+// A new descriptor for `relativePath` resolved below `dirFd` by the kernel:
+// openat2(dirFd, relativePath, { flags: O_RDONLY | O_NONBLOCK | O_CLOEXEC |
+// O_NOCTTY, resolve: RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS }). `..` above
+// the directory, an absolute path, a symlink leading out (EXDEV) and /proc magic
+// links (ELOOP) are refused; O_NONBLOCK keeps a FIFO from blocking the pool
+// thread (the caller fstat's the descriptor and refuses what is not a regular
+// file). Rejects with a Node-style system error (code, negative errno, syscall
+// 'openat2', path). Where the kernel has no openat2 the first call rejects with
+// ENOSYS and later ones do at once, without a pool round trip.
+//
+// Runs as napi_async_work: Node waits for it at environment teardown and then
+// calls the completion with JS unavailable; a descriptor that cannot be handed
+// to JS is closed there, never leaked.
+#include "open_beneath.h"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "errors.h"
+#include "unique_fd.h"
+
+namespace zcopy {
+
+namespace {
+
+#ifndef __NR_openat2
+#define __NR_openat2 437  // the same number on every architecture that has it
+#endif
+
+// struct open_how of <linux/openat2.h>, which older headers lack.
+struct OpenHow {
+  uint64_t flags;
+  uint64_t mode;
+  uint64_t resolve;
+};
+
+constexpr uint64_t kResolveNoMagiclinks = 0x02;
+constexpr uint64_t kResolveBeneath = 0x08;
+
+std::atomic<bool> openat2_missing{false};
+
+struct OpenJob {
+  napi_async_work work = nullptr;
+  napi_deferred deferred = nullptr;
+  int dir_fd = -1;
+  std::string path;
+  int fd = -1;
+  int error = 0;
+};
+
+int OpenBeneath(int dir_fd, const char* path, int* error) {
+  OpenHow how{};
+  how.flags = static_cast<uint64_t>(O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  how.resolve = kResolveBeneath | kResolveNoMagiclinks;
+  long fd;
+  do {
+    fd = syscall(__NR_openat2, dir_fd, path, &how, sizeof(how));
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    *error = errno;
+    if (*error == ENOSYS) openat2_missing.store(true, std::memory_order_relaxed);
+    return -1;
+  }
+  return static_cast<int>(fd);
+}
+
+void Execute(napi_env /*env*/, void* data) {
+  auto* job = static_cast<OpenJob*>(data);
+  if (openat2_missing.load(std::memory_order_relaxed)) {
+    job->error = ENOSYS;
+    return;
+  }
+  job->fd = OpenBeneath(job->dir_fd, job->path.c_str(), &job->error);
+}
+
+// On the event loop, or during the environment's teardown (JS unavailable: the
+// resolve fails and the descriptor is closed here).
+void Complete(napi_env env, napi_status /*status*/, void* data) {
+  auto* job = static_cast<OpenJob*>(data);
+  UniqueFd fd(job->fd);
+  if (job->error == 0 && !fd.Valid()) job->error = ECANCELED;  // never ran
+  if (job->error == 0) {
+    napi_value value = nullptr;
+    if (napi_create_int32(env, fd.Get(), &value) == napi_ok &&
+        napi_resolve_deferred(env, job->deferred, value) == napi_ok) {
+      fd.Release();  // JS owns it now
+    }
+  } else {
+    napi_value reason = SystemError(env, job->error, "openat2", job->path.c_str());
+    if (reason != nullptr || napi_get_undefined(env, &reason) == napi_ok) {
+      napi_reject_deferred(env, job->deferred, reason);
+    }
+  }
+  napi_delete_async_work(env, job->work);
+  delete job;
+}
+
+std::string Describe(const Napi::Value& value) {
+  if (value.IsNull()) return "null";
+  if (value.IsUndefined()) return "undefined";
+  if (value.IsNumber()) return "type number (" + value.ToString().Utf8Value() + ")";
+  if (value.IsString()) return "type string";
+  if (value.IsBoolean()) return "type boolean";
+  if (value.IsFunction()) return "function";
+  if (value.IsObject()) return "an instance of Object";
+  return "type " + std::string(value.IsSymbol() ? "symbol" : value.IsBigInt() ? "bigint" : "unknown");
+}
+
+void Throw(Napi::Env env, napi_status (*thrower)(napi_env, const char*, const char*), const char* code,
+           const std::string& message) {
+  thrower(env, code, message.c_str());
+}
+
+Napi::Value OpenBeneathJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Value dir = info[0];
+  Napi::Value rel = info[1];
+  if (!dir.IsNumber()) {
+    Throw(env, napi_throw_type_error, "ERR_INVALID_ARG_TYPE",
+          "The \"dirFd\" argument must be of type number. Received " + Describe(dir));
+    return env.Undefined();
+  }
+  const double number = dir.As<Napi::Number>().DoubleValue();
+  if (!(number >= 0 && number <= 2147483647.0) || std::floor(number) != number) {
+    Throw(env, napi_throw_range_error, "ERR_OUT_OF_RANGE",
+          "The value of \"dirFd\" is out of range. It must be an integer >= 0 && <= 2147483647. Received " +
+              dir.ToString().Utf8Value());
+    return env.Undefined();
+  }
+  if (!rel.IsString()) {
+    Throw(env, napi_throw_type_error, "ERR_INVALID_ARG_TYPE",
+          "The \"relativePath\" argument must be of type string. Received " + Describe(rel));
+    return env.Undefined();
+  }
+  std::string path = rel.As<Napi::String>().Utf8Value();
+  if (path.find('\0') != std::string::npos) {
+    Throw(env, napi_throw_type_error, "ERR_INVALID_ARG_VALUE",
+          "The argument 'relativePath' must be a string without null bytes.");
+    return env.Undefined();
+  }
+
+  napi_deferred deferred = nullptr;
+  napi_value promise = nullptr;
+  if (napi_create_promise(env, &deferred, &promise) != napi_ok) return env.Undefined();
+
+  if (openat2_missing.load(std::memory_order_relaxed)) {
+    napi_value reason = SystemError(env, ENOSYS, "openat2", path.c_str());
+    if (reason == nullptr) napi_get_undefined(env, &reason);
+    napi_reject_deferred(env, deferred, reason);
+    return Napi::Value(env, promise);
+  }
+
+  auto* job = new (std::nothrow) OpenJob();
+  napi_value name = nullptr;
+  if (job == nullptr) {
+    napi_reject_deferred(env, deferred, SystemError(env, ENOMEM, "openat2", path.c_str()));
+    return Napi::Value(env, promise);
+  }
+  job->deferred = deferred;
+  job->dir_fd = static_cast<int>(number);
+  job->path = std::move(path);
+  if (napi_create_string_latin1(env, "ZcopyOpenBeneath", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_async_work(env, nullptr, name, Execute, Complete, job, &job->work) != napi_ok ||
+      napi_queue_async_work(env, job->work) != napi_ok) {
+    if (job->work != nullptr) napi_delete_async_work(env, job->work);
+    napi_value reason = SystemError(env, EAGAIN, "openat2", job->path.c_str());
+    if (reason == nullptr) napi_get_undefined(env, &reason);
+    napi_reject_deferred(env, deferred, reason);
+    delete job;
+  }
+  return Napi::Value(env, promise);
+}
+
+}  // namespace
+
+Napi::Function OpenBeneathFunction(Napi::Env env) {
+  return Napi::Function::New(env, OpenBeneathJs, "openBeneath");
+}
+
+}  // namespace zcopy

@@ -1,0 +1,11 @@
+// openBeneath(dirFd, relativePath) → Promise<fd>: openat2(2) confined below a
+// directory descriptor, on libuv's thread pool.
+#pragma once
+
+#include <napi.h>
+
+namespace zcopy {
+
+Napi::Function OpenBeneathFunction(Napi::Env env);
+
+}  // namespace zcopy

@@ -1,0 +1,153 @@
+// native.openBeneath(dirFd, relativePath) → Promise<fd>: openat2(2) with
+// RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
+// O_NOCTTY, on the thread pool. The kernel, not a check of the name, keeps the
+// open below the directory (issue 12, parts 1 and 3).
+import { execFile, execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { native } from '../../lib/binding.js'
+import { makeTempDir, openFdCount, removeTempDir } from '../support/files.mjs'
+
+const O_NONBLOCK = 0o4000
+const O_CLOEXEC = 0o2000000
+const teardownChild = fileURLToPath(new URL('./children/open-beneath-teardown.cjs', import.meta.url))
+
+// root/ holds what may be opened; outside/ is next to it.
+let dir
+let root
+let rootFd
+beforeAll(() => {
+  dir = makeTempDir('zcopy-openb-')
+  root = path.join(dir, 'root')
+  fs.mkdirSync(path.join(root, 'sub'), { recursive: true })
+  fs.mkdirSync(path.join(dir, 'outside'))
+  fs.writeFileSync(path.join(root, 'sub', 'file.txt'), 'inside')
+  fs.writeFileSync(path.join(dir, 'outside', 'secret.txt'), 'outside')
+  fs.symlinkSync('sub/file.txt', path.join(root, 'link-in'))
+  fs.symlinkSync('../outside', path.join(root, 'link-out-dir'))
+  fs.symlinkSync('../outside/secret.txt', path.join(root, 'link-out-file'))
+  fs.symlinkSync(path.join(root, 'sub', 'file.txt'), path.join(root, 'link-absolute'))
+  execFileSync('mkfifo', [path.join(root, 'fifo')])
+  rootFd = fs.openSync(root, 'r')
+})
+afterAll(() => {
+  if (rootFd !== undefined) fs.closeSync(rootFd)
+  removeTempDir(dir)
+})
+
+function flags (fd) {
+  const line = fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').find((l) => l.startsWith('flags:'))
+  return parseInt(line.split(/\s+/)[1], 8)
+}
+
+async function readAndClose (fd) {
+  try {
+    return fs.readFileSync(fd, 'utf8')
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+describe.skipIf(!native)('openBeneath', () => {
+  it('opens a file below the directory: a new descriptor, non-blocking, close-on-exec', async () => {
+    const fd = await native.openBeneath(rootFd, 'sub/file.txt')
+    expect(Number.isInteger(fd) && fd > 2 && fd !== rootFd).toBe(true)
+    expect(flags(fd) & (O_NONBLOCK | O_CLOEXEC)).toBe(O_NONBLOCK | O_CLOEXEC)
+    expect(await readAndClose(fd)).toBe('inside')
+  })
+
+  it('follows a relative symlink that stays inside', async () => {
+    expect(await readAndClose(await native.openBeneath(rootFd, 'link-in'))).toBe('inside')
+    expect(await readAndClose(await native.openBeneath(rootFd, './sub/../sub/file.txt'))).toBe('inside')
+  })
+
+  it.each([
+    ['..', '../outside/secret.txt'],
+    ['.. inside the path', 'sub/../../outside/secret.txt'],
+    ['an absolute path', '/etc/hostname'],
+    ['a symlinked directory leading outside', 'link-out-dir/secret.txt'],
+    ['a symlink to a file outside', 'link-out-file'],
+    ['an absolute symlink (even to a file inside)', 'link-absolute']
+  ])('refuses %s with EXDEV', async (_, rel) => {
+    await expect(native.openBeneath(rootFd, rel)).rejects.toMatchObject({
+      code: 'EXDEV',
+      errno: -18,
+      syscall: 'openat2',
+      path: rel,
+      message: `EXDEV: cross-device link not permitted, openat2 '${rel}'`
+    })
+  })
+
+  it('refuses a /proc magic link with ELOOP', async () => {
+    const procFd = fs.openSync('/proc/self/fd', 'r')
+    try {
+      await expect(native.openBeneath(procFd, String(rootFd))).rejects.toMatchObject({
+        code: 'ELOOP', syscall: 'openat2', path: String(rootFd)
+      })
+    } finally {
+      fs.closeSync(procFd)
+    }
+  })
+
+  it('a missing file is ENOENT, a Node-style system error', async () => {
+    const err = await native.openBeneath(rootFd, 'sub/missing.txt').catch((e) => e)
+    expect(err).toBeInstanceOf(Error)
+    expect(err).toMatchObject({ code: 'ENOENT', errno: -2, syscall: 'openat2', path: 'sub/missing.txt' })
+  })
+
+  it('opens a FIFO without a writer at once (O_NONBLOCK); the caller fstat\'s and refuses it', async () => {
+    const fd = await native.openBeneath(rootFd, 'fifo')
+    try {
+      expect(fs.fstatSync(fd).isFIFO()).toBe(true)
+    } finally {
+      fs.closeSync(fd)
+    }
+  })
+
+  it('a directory descriptor that is not one: ENOTDIR; a closed one: EBADF', async () => {
+    const fileFd = fs.openSync(path.join(root, 'sub', 'file.txt'), 'r')
+    try {
+      await expect(native.openBeneath(fileFd, 'x')).rejects.toMatchObject({ code: 'ENOTDIR' })
+    } finally {
+      fs.closeSync(fileFd)
+    }
+    await expect(native.openBeneath(2 ** 30, 'x')).rejects.toMatchObject({ code: 'EBADF' })
+  })
+
+  it('checks its arguments synchronously', () => {
+    const call = (...args) => () => native.openBeneath(...args)
+    for (const bad of ['3', null, undefined, {}, 3n]) {
+      expect(call(bad, 'x')).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }))
+    }
+    for (const bad of [-1, 1.5, NaN, 2 ** 31, Infinity]) {
+      expect(call(bad, 'x')).toThrow(expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }))
+    }
+    for (const bad of [1, null, undefined, Buffer.from('x'), {}]) {
+      expect(call(rootFd, bad)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }))
+    }
+    expect(call(rootFd, 'a\0b')).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }))
+  })
+
+  it('leaks no descriptor: 500 opens, refusals and failures', async () => {
+    const before = openFdCount()
+    const results = await Promise.allSettled(Array.from({ length: 500 }, (_, i) =>
+      native.openBeneath(rootFd, ['sub/file.txt', 'link-out-file', 'missing', 'fifo', '../x'][i % 5])))
+    const fds = results.filter((r) => r.status === 'fulfilled').map((r) => r.value)
+    expect(fds).toHaveLength(200)
+    expect(openFdCount()).toBe(before + 200)
+    for (const fd of fds) fs.closeSync(fd)
+    expect(openFdCount()).toBe(before)
+  })
+
+  it('closes what it opened for a Worker that was terminated before it could take it', async () => {
+    const { stdout } = await new Promise((resolve, reject) => {
+      execFile(process.execPath, [teardownChild], { env: { ...process.env, UV_THREADPOOL_SIZE: '1' }, timeout: 50_000 },
+        (err, out, errOut) => err ? reject(Object.assign(err, { stderr: errOut })) : resolve({ stdout: out }))
+    })
+    const result = JSON.parse(stdout)
+    expect(result.queuedBehindBusyPool).toBe(result.workers) // the opens completed after terminate()
+    expect(result.fdsAfter).toBe(result.fdsBefore)
+  })
+})

@@ -1,0 +1,45 @@
+// Worker threads terminated while their transfers are in flight (issue 12, part 6):
+// the addon's per-environment cleanup aborts them, closes their poll handles and
+// private descriptors, lets running pool jobs finish and never calls into the
+// dead environment. Run in a child process, so a crash is the child's exit
+// signal rather than the test runner's death.
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { expect, it } from 'vitest'
+import { makeTempDir, removeTempDir } from '../support/files.mjs'
+
+const child = fileURLToPath(new URL('./children/worker-teardown.cjs', import.meta.url))
+
+function run () {
+  const dir = makeTempDir('zcopy-teardown-')
+  const env = { ...process.env, ZCOPY_TEARDOWN_DIR: dir }
+  return new Promise((resolve) => {
+    execFile(process.execPath, [child], { env, timeout: 100_000, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+      removeTempDir(dir)
+      resolve({ code: error ? error.code : 0, signal: error ? error.signal : null, stdout, stderr })
+    })
+  })
+}
+
+it('50 Workers terminated mid-transfer (to a stalled socket, to a file): no crash, no descriptor left open', async () => {
+  const { code, signal, stdout, stderr } = await run()
+  let report = null
+  try {
+    report = JSON.parse(stdout)
+  } catch {}
+  // One assertion, so that a failure shows everything: the exit, stderr, the report.
+  expect({ code, signal, stderr, report }).toEqual({
+    code: 0,
+    signal: null,
+    stderr: '',
+    report: {
+      workers: 50,
+      // Every Worker was terminated while its transfer was running, none ran to the end...
+      states: expect.toSatisfy((states) => Object.keys(states).every((outcome) => / terminated after /.test(outcome)) &&
+        Object.values(states).reduce((sum, n) => sum + n, 0) === 50),
+      // ...and the private dups of every transfer (and everything else) were closed.
+      fdsBefore: expect.any(Number),
+      fdsAfter: report ? report.fdsBefore : -1
+    }
+  })
+}, 120_000)
