@@ -10,7 +10,13 @@ export * from './http/types'
 export declare const zeroCopyAvailable: boolean
 
 export interface SendfileOptions {
-  /** Aborts at the next chunk boundary; the promise rejects with an AbortError. */
+  /**
+   * Aborts the transfer in whatever state it is (opening, waiting for a socket,
+   * running, even from inside `onProgress`): the promise rejects with an
+   * AbortError whose `cause` is the signal's reason, once the transfer has let go
+   * of the descriptors. An abort after the promise settled changes nothing.
+   * Anything but an AbortSignal throws ERR_INVALID_ARG_TYPE synchronously.
+   */
   signal?: AbortSignal
   /** Called with the bytes moved so far, at chunk boundaries. */
   onProgress?: (bytes: number) => void
@@ -57,8 +63,10 @@ export interface PipeFileResult {
 /**
  * Sends a byte range of a file to a socket, fd, path, WriteStream or any Writable.
  * Zero-copy for non-TLS sockets, pipes and files; streams otherwise, same bytes.
- * Never ends a destination it did not open; destroys a stream destination whose
- * transfer failed.
+ * Never ends a destination it did not open, and never closes a descriptor it did
+ * not open (a caller's fd is written with write(2), never wrapped in a stream);
+ * destroys a stream destination whose transfer failed or was aborted, and a socket
+ * that got part of the file.
  */
 export declare function pipeFile (
   source: PipeFileSource,

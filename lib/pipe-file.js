@@ -13,7 +13,7 @@ const fs = require('node:fs')
 const fsp = require('node:fs/promises')
 const { once } = require('node:events')
 const { zeroCopyAvailable } = require('./binding')
-const { startFallbackTransfer, startTransfer } = require('./sendfile')
+const { Job, startFallbackTransfer, startTransfer } = require('./sendfile')
 const { classifyDestination, socketFd, supportsZeroCopy } = require('./destination')
 const { byteRange, openSource, validateSource } = require('./source')
 const { flushed, streamCopy } = require('./stream-copy')
@@ -69,61 +69,53 @@ function progress (onProgress) {
   return state
 }
 
-// Waits for a started transfer with the caller's sources of cancellation hooked to
-// it (`hook(abort)` connects them and returns the function that disconnects them);
-// a transfer that already settled has nothing to cancel. → Promise<bytes>
-function run (transfer, hook) {
-  if (transfer.settled()) return transfer.done
-  const unhook = hook(transfer.abort)
-  return transfer.done.then(
-    (bytes) => { unhook(); return bytes },
-    (err) => { unhook(); throw err })
-}
-
 // sendfile to a descriptor, falling back to the JS loop when the kernel refuses
-// the pair. Plain promise chains rather than async functions: a small file sent
-// from the event loop passes through here on every HTTP request, and each async
-// frame costs a promise and a suspension.
-function toDescriptor (outFd, inFd, payload, tracker, hook) {
+// the pair; on a socket (`hold` given) the hold is released when it settles, and
+// a failure destroys the socket (its peer got a partial body). Plain promise
+// chains rather than async functions, and one .then for the whole step: a small
+// file sent from the event loop passes through here on every HTTP request, and
+// each async frame costs a promise and a suspension.
+function toDescriptor (job, outFd, inFd, payload, tracker, socket = null, hold = null) {
   const { start, length, head } = payload
-  const transfer = startTransfer(outFd, inFd, start, length, tracker.report, head)
-  return run(transfer, hook).then(
-    (bytes) => ({ bytes, zeroCopy: zeroCopyAvailable }),
-    (err) => {
-      if (!UNSUPPORTED.has(err.code) || tracker.bytes > 0) throw err
-      const rest = head === null ? null : head.subarray(transfer.headWritten())
-      return run(startFallbackTransfer(outFd, inFd, start, length, tracker.report, rest), hook)
-        .then((bytes) => ({ bytes, zeroCopy: false }))
-    })
+  return job.run((job) => startTransfer(outFd, inFd, start, length, tracker.report, head, job)).then((bytes) => {
+    if (hold !== null) {
+      hold.release()
+      job.finish()
+    }
+    return { bytes, zeroCopy: zeroCopyAvailable }
+  }, (err) => {
+    if (!UNSUPPORTED.has(err.code) || tracker.bytes > 0 || job.aborted) return failed(job, socket, hold, err)
+    const rest = head === null ? null : head.subarray(job.current.headWritten())
+    return job.run((job) => startFallbackTransfer(outFd, inFd, start, length, tracker.report, rest, job)).then((bytes) => {
+      if (hold !== null) {
+        hold.release()
+        job.finish()
+      }
+      return { bytes, zeroCopy: false }
+    }, (err) => failed(job, socket, hold, err))
+  })
 }
 
-// Cancellation by the user's signal alone; an abort rejects with its AbortError.
-function hookSignal (signal) {
-  return (abort) => {
-    if (!signal) return noop
-    signal.addEventListener('abort', abort, { once: true })
-    return () => signal.removeEventListener('abort', abort)
+function failed (job, socket, hold, err) {
+  if (hold !== null) {
+    hold.release()
+    job.finish()
   }
-}
-
-async function toDescriptorWithSignal (outFd, inFd, payload, signal, tracker) {
-  try {
-    return await toDescriptor(outFd, inFd, payload, tracker, hookSignal(signal))
-  } catch (err) {
-    throw signal && signal.aborted ? abortError(signal) : err
-  }
+  if (socket !== null) socket.destroy()
+  throw err
 }
 
 // Keeps Node's own writes off a socket while the kernel writes to it. What was
 // queued before the call goes out first (a write barrier); what is written after
 // the call waits, corked, until the file bytes are in. Taken synchronously, at
 // call. `ready` is null when the socket was corked at once (nothing was queued),
-// else a promise of that moment. toSocket releases it when the transfer settles;
-// release() may come twice (pipeFile's cleanup also covers a source that fails
-// to open).
-function holdSocket (socket, signal) {
+// else a promise of that moment. Released when the transfer settles; release()
+// may come twice, and a hold released before it was taken is never taken.
+function holdSocket (socket) {
   let corked = false
+  let released = false
   const cork = () => {
+    if (released) return
     socket.cork()
     corked = true
   }
@@ -133,57 +125,48 @@ function holdSocket (socket, signal) {
   } else if (!socket.connecting && socket.writableLength === 0) {
     cork()
   } else {
-    ready = flushed(socket, '', signal).then(cork)
+    ready = flushed(socket, '', null).then(cork)
   }
   if (ready !== null) ready.catch(noop) // observed by toSocket, unless the source fails to open first
   return {
     ready,
     release () {
+      released = true
       if (corked) socket.uncork()
       corked = false
     }
   }
 }
 
-// sendfile on the socket's descriptor once the hold is taken, released as soon as
-// the transfer settles; a socket closed by Node mid-transfer aborts it, and a
-// failed transfer destroys the socket (its peer got a partial body).
-function toSocket (socket, hold, inFd, payload, signal, tracker) {
-  if (hold.ready !== null) return hold.ready.then(() => sendToSocket(socket, hold, inFd, payload, signal, tracker))
-  return sendToSocket(socket, hold, inFd, payload, signal, tracker)
+// sendfile on the socket's descriptor once the hold is taken (the job listens to
+// the socket's 'close' and the caller's signal meanwhile).
+function toSocket (job, socket, hold, inFd, payload, tracker) {
+  if (hold.ready !== null) {
+    return job.wait(hold.ready).then(
+      () => sendToSocket(job, socket, hold, inFd, payload, tracker),
+      (err) => {
+        if (socket.destroyed) job.abort(prematureCloseError()) // lost with writes queued (ERR_STREAM_DESTROYED)
+        return failed(job, null, hold, job.aborted ? job.reason : err)
+      })
+  }
+  return sendToSocket(job, socket, hold, inFd, payload, tracker)
 }
 
-function sendToSocket (socket, hold, inFd, payload, signal, tracker) {
+function sendToSocket (job, socket, hold, inFd, payload, tracker) {
   const fd = socketFd(socket)
   if (socket.destroyed || fd < 0) {
     hold.release()
+    job.finish()
     return Promise.reject(prematureCloseError())
   }
-  const hook = (abort) => {
-    const unhookSignal = hookSignal(signal)(abort)
-    socket.once('close', abort)
-    return () => {
-      socket.off('close', abort)
-      unhookSignal()
-    }
-  }
-  return toDescriptor(fd, inFd, payload, tracker, hook).then((result) => {
-    hold.release()
-    return result
-  }, (err) => {
-    hold.release()
-    const closed = socket.destroyed
-    socket.destroy()
-    if (signal && signal.aborted) throw abortError(signal)
-    throw closed && err.code === 'ABORT_ERR' ? prematureCloseError() : err
-  })
+  return toDescriptor(job, fd, inFd, payload, tracker, socket, hold)
 }
 
-async function toFileStream (stream, inFd, payload, signal, tracker) {
-  if (stream.fd === null) await once(stream, 'ready', { signal })
-  await flushed(stream, '', signal)
+async function toFileStream (job, stream, inFd, payload, tracker) {
+  if (stream.fd === null) await job.wait(once(stream, 'ready'))
+  await job.wait(flushed(stream, '', null))
   try {
-    const result = await toDescriptorWithSignal(stream.fd, inFd, payload, signal, tracker)
+    const result = await toDescriptor(job, stream.fd, inFd, payload, tracker)
     stream.bytesWritten += (payload.head === null ? 0 : payload.head.length) + result.bytes
     return result
   } catch (err) {
@@ -192,62 +175,94 @@ async function toFileStream (stream, inFd, payload, signal, tracker) {
   }
 }
 
-async function toPath (path, inFd, payload, signal, tracker) {
+async function toPath (job, path, inFd, payload, tracker) {
   const handle = await fsp.open(path, 'w')
   try {
-    return await deliver({ kind: 'fd', fd: handle.fd }, null, inFd, payload, signal, tracker)
+    job.check()
+    return await deliver(job, { kind: 'fd', fd: handle.fd }, null, inFd, payload, tracker)
   } finally {
     await handle.close()
   }
 }
 
-async function toStream (stream, inFd, payload, signal, tracker) {
+// The caller's descriptor and a source with no known length (a pipe, a device):
+// the JS loop with fs.write on the caller's fd, never a stream around it (a
+// destroyed stream would take the fd, or throw EBADF/ERR_STREAM_DESTROYED from a
+// write still in flight).
+function toCallerFd (job, fd, inFd, payload, tracker) {
+  return job.run((job) => startFallbackTransfer(fd, inFd, 0, null, tracker.report, payload.head, job))
+    .then((bytes) => ({ bytes, zeroCopy: false }))
+}
+
+// Any Writable, through stream-copy.js; an abort destroys the destination (as a
+// failed copy does) and does not wait for a read of a pipe that has no data.
+function toStream (job, stream, inFd, payload, tracker) {
   const { start, length, head } = payload
-  const bytes = await streamCopy(inFd, start, length, stream, { signal, onProgress: tracker.report, head })
-  return { bytes, zeroCopy: false }
+  job.check()
+  const copying = streamCopy(inFd, start, length, stream, { onProgress: tracker.report, head })
+  return job.wait(copying, () => stream.destroy()).then((bytes) => ({ bytes, zeroCopy: false }), (err) => {
+    // A destination destroyed under the copy lost it, however its write callback said so.
+    throw err.code === 'ERR_STREAM_DESTROYED' ? prematureCloseError() : err
+  })
 }
 
 // Picks the path for a classified destination; a non-regular source (a pipe, a
-// device) has no fixed length for sendfile and always goes through streams.
-function deliver (target, hold, inFd, payload, signal, tracker) {
+// device) has no fixed length for sendfile and always goes through streams or
+// the JS loop.
+function deliver (job, target, hold, inFd, payload, tracker) {
   switch (target.kind) {
     case 'path':
-      return toPath(target.path, inFd, payload, signal, tracker)
+      return toPath(job, target.path, inFd, payload, tracker)
     case 'fd':
-      if (payload.regular) return toDescriptorWithSignal(target.fd, inFd, payload, signal, tracker)
-      return toStream(fs.createWriteStream(null, { fd: target.fd, autoClose: false }), inFd, payload, signal, tracker)
+      if (payload.regular) return toDescriptor(job, target.fd, inFd, payload, tracker)
+      return toCallerFd(job, target.fd, inFd, payload, tracker)
     case 'socket':
-      if (hold && payload.regular) return toSocket(target.stream, hold, inFd, payload, signal, tracker)
+      if (hold && payload.regular) return toSocket(job, target.stream, hold, inFd, payload, tracker)
       if (hold) hold.release()
-      return toStream(target.stream, inFd, payload, signal, tracker)
+      return toStream(job, target.stream, inFd, payload, tracker)
     case 'file-stream':
-      if (payload.regular && supportsZeroCopy(target)) return toFileStream(target.stream, inFd, payload, signal, tracker)
-      return toStream(target.stream, inFd, payload, signal, tracker)
+      if (payload.regular && supportsZeroCopy(target)) return toFileStream(job, target.stream, inFd, payload, tracker)
+      return toStream(job, target.stream, inFd, payload, tracker)
     default:
-      return toStream(target.stream, inFd, payload, signal, tracker)
+      return toStream(job, target.stream, inFd, payload, tracker)
   }
 }
 
 // The socket hold for a destination that will get sendfile, else null.
-function holdFor (target, signal) {
-  return target.kind === 'socket' && supportsZeroCopy(target) ? holdSocket(target.stream, signal) : null
+function holdFor (target) {
+  return target.kind === 'socket' && supportsZeroCopy(target) ? holdSocket(target.stream) : null
+}
+
+function jobFor (target, signal) {
+  return new Job(signal, target.kind === 'socket' ? target.stream : null)
+}
+
+// A source this transfer opened is closed once nothing it started still reads
+// it; the promise does not wait for a read that an abort left behind.
+async function closeSource (job, file) {
+  const idle = job.idle()
+  if (idle === null) return file.close()
+  idle.then(() => file.close()).catch(noop)
 }
 
 async function transfer (source, target, { start, end, head, signal, onProgress }) {
   if (signal && signal.aborted) throw abortError(signal)
-  const hold = holdFor(target, signal)
+  const job = jobFor(target, signal)
+  const hold = holdFor(target)
+  let file = null
+  const opening = openSource(source)
   try {
-    const file = await openSource(source)
-    try {
-      // fstat of an open descriptor reads the in-memory inode, never the disk:
-      // done inline, it saves small transfers a thread-pool round trip.
-      const payload = { ...byteRange(fs.fstatSync(file.fd), start, end), head }
-      return await deliver(target, hold, file.fd, payload, signal, progress(onProgress))
-    } finally {
-      await file.close()
-    }
+    file = await (signal ? job.wait(opening) : opening)
+    job.check()
+    // fstat of an open descriptor reads the in-memory inode, never the disk:
+    // done inline, it saves small transfers a thread-pool round trip.
+    const payload = { ...byteRange(fs.fstatSync(file.fd), start, end), head }
+    return await deliver(job, target, hold, file.fd, payload, progress(onProgress))
   } finally {
+    job.finish()
     if (hold) hold.release()
+    if (file !== null) await closeSource(job, file)
+    else opening.then((file) => file.close(), noop).catch(noop) // opened after an abort
   }
 }
 
@@ -263,7 +278,17 @@ function pipeFile (source, destination, options = {}) {
 // open, no fstat, no argument checks. Resolves with { bytes, zeroCopy }.
 function sendRange (fd, start, length, destination, head = null) {
   const target = classifyDestination(destination)
-  return deliver(target, holdFor(target, null), fd, { start, length, regular: true, head }, null, progress())
+  const job = jobFor(target, null)
+  const hold = holdFor(target)
+  const sending = deliver(job, target, hold, fd, { start, length, regular: true, head }, progress())
+  if (hold !== null) return sending // settled through the socket path, which finishes the job
+  return sending.then((result) => {
+    job.finish()
+    return result
+  }, (err) => {
+    job.finish()
+    throw err
+  })
 }
 
 module.exports = { pipeFile, sendRange }

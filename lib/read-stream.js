@@ -8,6 +8,7 @@ const fs = require('node:fs')
 const { once } = require('node:events')
 const { pipeFile } = require('./pipe-file')
 const { classifyDestination, supportsZeroCopy } = require('./destination')
+const { validateAbortSignal } = require('./validate')
 
 const DESTINATION_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'EPIPE', 'ECONNRESET'])
 
@@ -16,6 +17,9 @@ class ZeroCopyReadStream extends fs.ReadStream {
   #customFs
 
   constructor (path, options) {
+    // Node's Readable takes any object with `aborted` and fails later, in a way
+    // nobody can catch, when it has no addEventListener: refused here instead.
+    if (options !== null && typeof options === 'object') validateAbortSignal('options.signal', options.signal)
     super(path, options)
     this.#customFs = typeof options === 'object' && options !== null && options.fs !== undefined
   }

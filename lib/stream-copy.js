@@ -49,31 +49,43 @@ async function writeChunk (destination, chunk, last, signal) {
 // `length` null: a non-regular source (pipe, device), copied until its end from
 // its current position. `head` (a Buffer or null) is written first. The fd is the
 // caller's and is never closed here. Resolves with the file bytes copied.
+// A destination's 'error' is this copy's failure for as long as it runs: a write
+// may fail after write() returned (its 'error' comes a tick after its callback),
+// while no wait is listening. Once the copy failed and destroyed the destination,
+// errors still in flight from it are the copy's own doing and are absorbed, as
+// stream.pipeline does; they never become uncaught exceptions.
 async function streamCopy (fd, start, length, destination, { signal, onProgress, head = null } = {}) {
   if (length === 0 && head === null) return 0
   if (destination.destroyed || destination.writableEnded) throw prematureCloseError()
+  let failure = null
+  const onError = (err) => { if (failure === null) failure = err }
+  destination.on('error', onError)
   let done = 0
   try {
     if (head !== null) await writeChunk(destination, head, length === 0, signal)
     while (length === null || done < length) {
+      if (failure !== null) throw failure
       if (signal && signal.aborted) throw abortError(signal)
       if (destination.destroyed) throw prematureCloseError()
       const size = length === null ? CHUNK_SIZE : Math.min(CHUNK_SIZE, length - done)
       const position = length === null ? null : start + done
       const { bytesRead, buffer } = await read(fd, Buffer.allocUnsafe(size), 0, size, position)
       if (bytesRead === 0) break
+      if (failure !== null) throw failure
       if (destination.destroyed) throw prematureCloseError()
       const chunk = bytesRead < size ? buffer.subarray(0, bytesRead) : buffer
       done += bytesRead
       await writeChunk(destination, chunk, done === length, signal)
       if (onProgress) onProgress(done)
     }
+    if (failure !== null) throw failure
     if (length !== null && done < length) throw truncatedError(start + done, length - done)
-    return done
   } catch (err) {
     destination.destroy()
     throw err
   }
+  destination.off('error', onError)
+  return done
 }
 
 module.exports = { flushed, streamCopy }

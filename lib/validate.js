@@ -17,13 +17,24 @@ function validateFd (name, value) {
   return validateInteger(name, value, 0, INT32_MAX)
 }
 
+// A plain options object: not null, not an array (as Node's own validateObject).
 function validateObject (name, value) {
-  if (value === null || typeof value !== 'object') throw invalidArgType(name, 'of type object', value)
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidArgType(name, 'of type object', value)
   return value
 }
 
+// An AbortSignal, or anything that works as one here: a boolean `aborted` and
+// add/removeEventListener (a signal from another realm, say). An object with
+// `aborted` alone, or a plain EventTarget, would fail later, asynchronously, where
+// nobody can catch it: refused here.
+function isAbortSignal (value) {
+  if (value instanceof AbortSignal) return true
+  return value !== null && typeof value === 'object' && typeof value.aborted === 'boolean' &&
+    typeof value.addEventListener === 'function' && typeof value.removeEventListener === 'function'
+}
+
 function validateAbortSignal (name, value) {
-  if (value !== undefined && (value === null || typeof value !== 'object' || !('aborted' in value))) {
+  if (value !== undefined && !isAbortSignal(value)) {
     throw invalidArgType(name, 'an instance of AbortSignal', value)
   }
   return value

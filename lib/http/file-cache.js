@@ -1,20 +1,27 @@
 'use strict'
 
-// An open-file cache, like nginx's open_file_cache: one FileHandle, its fstat and
-// its real path per file path, shared by every response sending that file, so a
-// hit costs no open/fstat/close thread-pool round trips.
+// An open-file cache, like nginx's open_file_cache: one descriptor and its fstat per
+// file path, shared by every response sending that file, so a hit costs no
+// open/fstat/close thread-pool round trips.
 //
 // Correctness rules:
+// - A file is admitted only as ./open-confined opens it: non-blocking, a regular
+//   file by its descriptor's fstat, and (under a root) proven beneath the root on
+//   the descriptor. The entry keeps the proof it was admitted on; it is used only
+//   while the caller's scope still has that same proof (a root re-resolved to
+//   another directory, or reopened after clear(), has a new one), so no entry
+//   outlives its proof. The proof is taken once, at admission, not per request.
 // - An entry is used only while a fresh stat of its path (taken by the caller on
 //   every request) still names the same file: same device, inode, size, mtime and
 //   ctime. A replaced, truncated or rewritten file gets a new entry, so stale bytes
-//   or headers are never served; the old handle closes once its last user is done.
-// - Handles close when evicted (least recently used beyond `max`, idle for a sweep
-//   period, or stale), and all of them on clear() (a server's 'close').
+//   or headers are never served; the old descriptor closes once its last user is done.
+// - Descriptors close when evicted (least recently used beyond `max`, idle for a
+//   sweep period, or stale), and all of them, with the root directories, on clear()
+//   (a server's 'close').
 // - Responses hold an entry between take() or acquire() and release(); it is never
 //   closed under them.
 
-const fsp = require('node:fs/promises')
+const { ConfinedRoot, UNCONFINED, closeFd } = require('./open-confined')
 
 const SWEEP_INTERVAL_MS = 10_000
 
@@ -23,24 +30,15 @@ function sameFile (a, b) {
     a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs
 }
 
-// The resolved path of an open file, or null when it cannot be pinned down (the
-// path moved between open and realpath): callers then treat it as unverifiable.
-async function realPathOf (file, stat) {
-  try {
-    const real = await fsp.realpath(file)
-    const realStat = await fsp.stat(real)
-    return realStat.ino === stat.ino && realStat.dev === stat.dev ? real : null
-  } catch {
-    return null
-  }
-}
+const MAX_ROOTS = 64
 
 class OpenFile {
-  constructor (path) {
+  constructor (path, scope) {
     this.path = path
-    this.handle = null
-    this.stat = null // set last: an entry with a stat is open
-    this.realPath = null
+    this.scope = scope // how it is opened: UNCONFINED, or a ConfinedRoot
+    this.fd = -1
+    this.proof = null // what it was proven against: its scope's proof at admission
+    this.stat = null // the descriptor's fstat, set last: an entry with a stat is open
     this.users = 1
     this.recentlyUsed = true
     this.evicted = false
@@ -55,9 +53,27 @@ class OpenFileCache {
     this.max = max
     this.sweepIntervalMs = sweepIntervalMs
     this.entries = new Map()
-    this.unclosed = new Set() // every entry whose handle is not closed yet, cached or not
+    this.unclosed = new Set() // every entry whose descriptor is not closed yet, cached or not
     this.sweeper = null
     this.servers = new WeakSet()
+    this.roots = new Map() // root path → ConfinedRoot
+  }
+
+  // The scope files below `root` are opened in: UNCONFINED for null (no root, or
+  // symlinks out of it allowed), else that root's ConfinedRoot, kept until clear().
+  scope (root) {
+    if (root === null) return UNCONFINED
+    let scope = this.roots.get(root)
+    if (scope === undefined) {
+      if (this.roots.size >= MAX_ROOTS) {
+        const [oldest, evicted] = this.roots.entries().next().value
+        this.roots.delete(oldest)
+        evicted.close()
+      }
+      scope = new ConfinedRoot(root)
+      this.roots.set(root, scope)
+    }
+    return scope
   }
 
   // Clears the cache when `server` closes (once per server; null is ignored).
@@ -67,24 +83,27 @@ class OpenFileCache {
     server.once('close', () => { this.clear() })
   }
 
-  // → the OpenFile for `file` when it is open here and still the file whose stat
-  // the caller just took, else null (then acquire()). Pair with release(). The
-  // common case, a hit, without a promise.
-  take (file, stat) {
+  // → the OpenFile for `file` when it is open here, proven against `scope`'s
+  // current proof, and still the file whose stat the caller just took; else null
+  // (then acquire()). Pair with release(). The common case, a hit, without a promise.
+  take (file, stat, scope = UNCONFINED) {
     const cached = this.entries.get(file)
-    if (cached === undefined || cached.stat === null || !sameFile(cached.stat, stat)) return null
+    if (cached === undefined || cached.stat === null || cached.proof !== scope.proof || !sameFile(cached.stat, stat)) return null
     return this.use(cached)
   }
 
-  // → Promise<OpenFile> for `file`, whose current stat the caller just took.
-  // Rejects with the fs error when it cannot be opened. Pair with release().
-  acquire (file, stat) {
+  // → Promise<OpenFile> for `file`, whose current stat the caller just took, opened
+  // in `scope` (see scope()). Rejects with the fs error when it cannot be opened, or
+  // with a 404 HttpError when what was opened may not be served. Pair with release().
+  acquire (file, stat, scope = UNCONFINED) {
     const cached = this.entries.get(file)
     if (cached !== undefined) {
-      if (cached.stat === null || sameFile(cached.stat, stat)) return this.use(cached).ready
+      if (cached.stat === null ? cached.scope === scope : cached.proof === scope.proof && sameFile(cached.stat, stat)) {
+        return this.use(cached).ready
+      }
       this.evict(cached)
     }
-    const entry = new OpenFile(file)
+    const entry = new OpenFile(file, scope)
     this.unclosed.add(entry)
     entry.closed.then(() => this.unclosed.delete(entry))
     entry.ready = this.open(entry)
@@ -108,27 +127,33 @@ class OpenFileCache {
 
   release (entry) {
     entry.users--
-    if (entry.evicted && entry.users === 0) this.close(entry)
+    if (entry.evicted && entry.users === 0) this.closeEntry(entry)
   }
 
-  // Closes every handle not in use now, and the others as soon as they are
-  // released. Resolves once all of them are closed.
+  // Closes every descriptor not in use now, and the others as soon as they are
+  // released; root directories as soon as no open runs from them. Resolves once all
+  // of them are closed. The cache stays usable (it reopens what it needs).
   clear () {
     for (const entry of this.entries.values()) this.evict(entry)
+    for (const root of this.roots.values()) root.close()
+    this.roots.clear()
     return Promise.all(Array.from(this.unclosed, (entry) => entry.closed)).then(() => {})
+  }
+
+  close () {
+    return this.clear()
   }
 
   async open (entry) {
     try {
-      entry.handle = await fsp.open(entry.path, 'r')
-      const stat = await entry.handle.stat()
-      entry.realPath = await realPathOf(entry.path, stat)
+      const { fd, stat, proof } = await entry.scope.open(entry.path)
+      entry.fd = fd
+      entry.proof = proof
       entry.stat = stat
       return entry
     } catch (err) {
       this.evict(entry)
-      if (entry.handle !== null) await entry.handle.close().catch(() => {})
-      entry.markClosed()
+      entry.markClosed() // nothing is left open: scope.open() closes what it refuses
       throw err
     }
   }
@@ -138,12 +163,12 @@ class OpenFileCache {
     if (this.entries.size === 0) this.stopSweeping()
     if (entry.evicted) return
     entry.evicted = true
-    if (entry.users === 0) this.close(entry)
+    if (entry.users === 0) this.closeEntry(entry)
   }
 
-  close (entry) {
+  closeEntry (entry) {
     entry.ready
-      .then(() => entry.handle.close())
+      .then(() => closeFd(entry.fd))
       .catch(() => {}) // a failed open closed what it had itself
       .finally(entry.markClosed)
   }

@@ -2,9 +2,10 @@
 
 // Finds the file a resolved path stands for, as send does: index files for a
 // trailing slash, `extensions` for an extensionless name, a directory reported as
-// such (the caller redirects or refuses). Only regular files are ever opened: a
-// FIFO or a device would park a thread-pool thread in open(2) or never end.
-// No thread-pool hop: see ./stat.
+// such (the caller redirects or refuses). Only what is a regular file by name is
+// opened, and the open (./open-confined) proves it again on the descriptor,
+// non-blocking: the name may name a FIFO or a device by then, which would park a
+// thread-pool thread in open(2) or never end. No thread-pool hop: see ./stat.
 
 const path = require('node:path')
 const { HttpError, lookupError } = require('./http-error')

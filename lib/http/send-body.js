@@ -8,19 +8,23 @@
 //   a packet), then res.end() completes the response so keep-alive and pipelining
 //   go on. A pipelined response still waiting for its socket has Node flush its
 //   head first, once the socket is its own;
-// - HTTP/2: http2stream.respondWithFD, Node's own native file path;
 // - anything else (TLS, a res whose write/end were replaced by middleware such as
-//   compression, an encoding or framing zcopy did not choose): the response
-//   object itself, as a stream, then res.end().
-// A transfer that fails after the headers went out destroys the response: the
-// Content-Length promised cannot be kept, and the client must not wait for it.
+//   compression, an encoding or framing zcopy did not choose, HTTP/2): the
+//   response object itself, chunk by chunk (response-body.js), then res.end().
+//   HTTP/2 does not use http2stream.respondWithFD: on Node 20 to 26 a client that
+//   cancels the stream or closes the connection while it runs crashes the
+//   process (SIGSEGV, Node's bug); no version has been shown safe.
+// Every transfer settles once its client is gone, whatever it was waiting for
+// (its socket, a write, 'drain', the engine): see hangup.js. A transfer that
+// fails after the headers went out destroys the response: the Content-Length
+// promised cannot be kept, and the client must not wait for it.
 
 const http = require('node:http')
 const net = require('node:net')
-const { Writable } = require('node:stream')
-const { prematureCloseError } = require('../errors')
 const { sendRange } = require('../pipe-file')
+const { watchHangup } = require('./hangup')
 const { promiseOf } = require('./promise-of')
+const { copyToResponse } = require('./response-body')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 
@@ -36,23 +40,9 @@ function isDisconnect (err) {
 // Whether the engine may write to the connection directly, behind Node's back.
 // `ownEncoding`: the Content-Encoding on res, if any, is one zcopy chose.
 function mayBypassResponse (req, res, ownEncoding) {
-  return !req.socket.encrypted &&
+  return req.httpVersionMajor === 1 && !req.socket.encrypted &&
     res.write === nodeWrite && res.end === nodeEnd &&
     (ownEncoding || !res.hasHeader('Content-Encoding'))
-}
-
-// Resolves true once the status line and headers reached the socket, false if the
-// response closed first. A pipelined response only gets its socket once the ones
-// before it are done; the write callback waits for that too.
-function flushHeaders (res) {
-  return new Promise((resolve) => {
-    const onClose = () => resolve(false)
-    res.once('close', onClose)
-    res.write('', (err) => {
-      res.off('close', onClose)
-      resolve(!err)
-    })
-  })
 }
 
 // The response head, rendered by Node and marked as sent, for the engine to write
@@ -68,71 +58,46 @@ function takeHead (res) {
   return Buffer.from(res._header, 'latin1')
 }
 
-function toSocket (res, fd, range) {
+function toSocket (req, res, fd, range) {
   const head = takeHead(res)
-  if (head !== null) return bodyToSocket(res, fd, range, head)
-  return flushHeaders(res).then((flushed) => flushed ? bodyToSocket(res, fd, range, null) : undefined)
+  if (head !== null) return bodyToSocket(req, res, fd, range, head)
+  return flushHeaders(req, res).then((flushed) => flushed ? bodyToSocket(req, res, fd, range, null) : undefined)
 }
 
-function bodyToSocket (res, fd, range, head) {
+// Resolves true once the status line and headers reached the socket, false if the
+// client went away first. A pipelined response only gets its socket once the ones
+// before it are done; the write callback waits for that too, and never comes if
+// the connection closes before (nor does the response's 'close').
+function flushHeaders (req, res) {
+  const hangup = watchHangup(req, res)
+  return hangup.wait((done) => {
+    res.write('', (err) => { if (!err) done() })
+  }).then((flushed) => {
+    hangup.dispose()
+    return flushed
+  })
+}
+
+function bodyToSocket (req, res, fd, range, head) {
   if (res.chunkedEncoding || !(res.socket instanceof net.Socket)) {
     // Framing we do not control (an app-set Transfer-Encoding, a socket-less res):
     // let the response object frame the bytes.
-    return toResponse(res, fd, range)
+    return toResponse(req, res, fd, range)
   }
-  return endAfter(res, sendRange(fd, range.start, range.end - range.start + 1, res.socket, head))
-}
-
-// Ends the response once `sending` resolves; → the same result.
-function endAfter (res, sending) {
-  return sending.then((sent) => {
+  return sendRange(fd, range.start, range.end - range.start + 1, res.socket, head).then((sent) => {
     res.end()
     return sent
   })
 }
 
-// The response as a plain Writable. Middleware that replaces res.write (compression)
-// does not always call write callbacks, nor let a 'drain' listener be removed; this
-// sink relies only on write()'s return value and one lasting 'drain' listener.
-function responseSink (res) {
-  let waiting = null
-  let closed = false
-  const resume = (err) => {
-    const callback = waiting
-    waiting = null
-    if (callback !== null) callback(err)
-  }
-  res.on('drain', () => resume())
-  res.on('close', () => {
-    closed = true
-    resume(prematureCloseError())
-  })
-  return new Writable({
-    write (chunk, encoding, callback) {
-      if (closed) callback(prematureCloseError())
-      else if (res.write(chunk)) callback()
-      else waiting = callback
-    },
-    destroy (err, callback) {
-      res.destroy()
-      callback(err)
-    }
-  })
-}
-
-function toResponse (res, fd, range) {
-  return endAfter(res, sendRange(fd, range.start, range.end - range.start + 1, responseSink(res)))
-}
-
-// Node reads the file itself, in C++, in its own buffers: not zero-copy.
-function toHttp2Stream (res, fd, { start, end }) {
-  const stream = res.stream
-  if (stream.destroyed) return Promise.resolve()
-  const headers = { ...res.getHeaders(), ':status': res.statusCode }
-  const length = end - start + 1
-  return new Promise((resolve) => {
-    stream.once('close', () => resolve(stream.rstCode === 0 ? { bytes: length, zeroCopy: false } : undefined))
-    stream.respondWithFD(fd, headers, { offset: start, length })
+function toResponse (req, res, fd, { start, end }) {
+  const hangup = watchHangup(req, res)
+  return copyToResponse(fd, start, end - start + 1, res, hangup).then((bytes) => {
+    hangup.dispose()
+    return bytes === null ? undefined : { bytes, zeroCopy: false }
+  }, (err) => {
+    hangup.dispose()
+    throw err
   })
 }
 
@@ -142,9 +107,8 @@ function toHttp2Stream (res, fd, { start, end }) {
 // the file could not be sent (read error, truncated file).
 function sendBody (req, res, fd, range, { ownEncoding }) {
   return promiseOf(() => {
-    if (req.httpVersionMajor === 2) return toHttp2Stream(res, fd, range)
-    if (mayBypassResponse(req, res, ownEncoding)) return toSocket(res, fd, range)
-    return toResponse(res, fd, range)
+    if (mayBypassResponse(req, res, ownEncoding)) return toSocket(req, res, fd, range)
+    return toResponse(req, res, fd, range)
   }).catch((err) => {
     res.destroy()
     if (!isDisconnect(err)) throw err

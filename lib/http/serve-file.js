@@ -2,11 +2,10 @@
 
 // The steps sendFile and serveStatic share once a request path is resolved:
 // open the located file (or its precompressed sibling) through the open-file
-// cache, check it is really inside the root, then answer: headers, conditionals,
-// range, body.
+// cache, which admits only a regular file proven beneath the root on its opened
+// descriptor (see ./open-confined), then answer: headers, conditionals, range,
+// body. Headers and bytes come from that descriptor and its fstat.
 
-const fs = require('node:fs')
-const path = require('node:path')
 const { removeContentHeaders, setContentLength, setFileHeaders } = require('./headers')
 const { HttpError, lookupError } = require('./http-error')
 const { precompressedSibling } = require('./precompressed')
@@ -16,69 +15,40 @@ const { selectRange } = require('./range')
 const { sendBody } = require('./send-body')
 
 const NO_BODY = Promise.resolve()
-const realRoots = new Map() // root → its real path, once it exists
 
-function realRootOf (root) {
-  let real = realRoots.get(root)
-  if (real === undefined) {
-    try {
-      real = fs.realpathSync.native(root)
-      realRoots.set(root, real)
-    } catch {
-      return root // nothing below a missing root can be opened anyway
-    }
-  }
-  return real
+// The cache scope a request's file is opened in: confined to the root, unless
+// there is none or symlinks out of it are allowed.
+function scopeOf (options, cache) {
+  return cache.scope(options.root === null || options.allowSymlinksOutsideRoot ? null : options.root)
 }
 
-function isInside (file, root) {
-  if (file === null) return false
-  return file === root || file.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
+// Refuses (404), as if it did not exist, a directory about to be redirected to that
+// is not beneath the root (reached through a symbolic link out of it), unless the
+// options allow it. Proven on an opened descriptor of the directory, like files.
+function checkDirectoryConfinement (directory, options, cache) {
+  const scope = scopeOf(options, cache)
+  if (scope.checkDirectory !== undefined) scope.checkDirectory(directory)
 }
 
-// Refuses, as if it did not exist, anything reached through a symbolic link that
-// leads out of the root, unless the options allow it. `realPath` null: unknown.
-function checkConfinement (realPath, options) {
-  if (options.root === null || options.allowSymlinksOutsideRoot) return
-  if (!isInside(realPath, realRootOf(options.root))) throw new HttpError(404)
-}
-
-// The same check for a directory about to be redirected to (a rare answer, so a
-// synchronous realpath is fine): a link out of the root is not even confirmed.
-function checkDirectoryConfinement (directory, options) {
-  let realPath = null
-  try {
-    realPath = fs.realpathSync.native(directory)
-  } catch {
-    // gone or unreadable: unverifiable, so refused
-  }
-  checkConfinement(realPath, options)
+function openError (err) {
+  throw err instanceof HttpError ? err : lookupError(err)
 }
 
 // → { entry, typePath, encoding }, holding a cache entry: pass it to respond(); or
 // a promise of it when the cache has to open the file first. Throws (rejects) with
-// an HttpError when the file cannot be served (404: gone, or outside root).
+// an HttpError when the file cannot be served (404: gone, not a regular file, or
+// not beneath the root).
 function openFile (req, located, options, cache) {
   const sibling = options.precompressed ? precompressedSibling(req, located.path) : null
   const target = sibling || located
   cache.clearOnClose(req.socket && req.socket.server)
   const encoding = sibling ? sibling.encoding : null
-  const entry = cache.take(target.path, target.stat)
-  if (entry !== null) return checkOpened(entry, located.path, encoding, options, cache)
-  return cache.acquire(target.path, target.stat).then(
-    (opened) => checkOpened(opened, located.path, encoding, options, cache),
-    (err) => { throw lookupError(err) })
-}
-
-function checkOpened (entry, typePath, encoding, options, cache) {
-  try {
-    if (!entry.stat.isFile()) throw new HttpError(404)
-    checkConfinement(entry.realPath, options)
-  } catch (err) {
-    cache.release(entry)
-    throw err
-  }
-  return { entry, typePath, encoding }
+  const scope = scopeOf(options, cache)
+  const entry = cache.take(target.path, target.stat, scope)
+  if (entry !== null) return { entry, typePath: located.path, encoding }
+  return cache.acquire(target.path, target.stat, scope).then(
+    (opened) => ({ entry: opened, typePath: located.path, encoding }),
+    openError)
 }
 
 // Opens the located file and answers the request with it: → Promise; throws or
@@ -130,7 +100,7 @@ function answer (req, res, entry, typePath, encoding, options) {
     res.end()
     return NO_BODY
   }
-  return sendBody(req, res, entry.handle.fd, range, { ownEncoding: encoding !== null })
+  return sendBody(req, res, entry.fd, range, { ownEncoding: encoding !== null })
 }
 
 module.exports = { checkDirectoryConfinement, serveFile }

@@ -48,7 +48,7 @@ function serveStatic (root, options = {}) {
     const located = locateFile(resolved, opts)
     if (located === DIRECTORY) {
       if (!redirect || resolved.trailingSlash) throw new HttpError(404)
-      checkDirectoryConfinement(resolved.path, opts)
+      checkDirectoryConfinement(resolved.path, opts, cache)
       redirectToDirectory(res, originalUrl)
       return DONE
     }
@@ -67,7 +67,8 @@ function serveStatic (root, options = {}) {
     })
   }
 
-  // Closes the cached file handles (they also close when the server does).
+  // Closes the cached file descriptors and the root directory's (they also close
+  // when the server does).
   serveStaticMiddleware.close = () => cache.clear()
   return serveStaticMiddleware
 }

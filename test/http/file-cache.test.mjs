@@ -1,6 +1,8 @@
 // The open-file cache's rules on real files and descriptors: a synchronous hit only
 // for an open entry naming the same file, idle entries close after one to two
-// sweeps, entries in use or in recent use stay.
+// sweeps, entries in use or in recent use stay; only regular files are admitted, each
+// for the scope (root identity) it was proven in.
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
@@ -41,7 +43,7 @@ test('an entry in use is never closed by a sweep, and closes once released and i
   const entry = await acquire(cache, file)
   await sleep(5 * SWEEP_MS)
   expect(fdsUnder(file)).toHaveLength(1)
-  expect(fs.readFileSync(`/proc/self/fd/${entry.handle.fd}`, 'utf8')).toBe('in-use.txt')
+  expect(fs.readFileSync(`/proc/self/fd/${entry.fd}`, 'utf8')).toBe('in-use.txt')
   cache.release(entry)
   await expect.poll(() => fdsUnder(file), { timeout: 10 * SWEEP_MS, interval: 10 }).toEqual([])
   await cache.clear()
@@ -76,9 +78,78 @@ test('take() hits only an open entry of the same file, and counts as a use', asy
   expect(cache.take(file, fs.statSync(file))).toBeNull()
   const fresh = await acquire(cache, file)
   expect(fresh).not.toBe(entry)
-  expect(fs.readFileSync(`/proc/self/fd/${fresh.handle.fd}`, 'utf8')).toBe('take.txt, rewritten')
+  expect(fs.readFileSync(`/proc/self/fd/${fresh.fd}`, 'utf8')).toBe('take.txt, rewritten')
   cache.release(fresh)
   await expect.poll(() => fdsUnder(file)).toHaveLength(1) // the stale entry closes
   await cache.clear()
   expect(fdsUnder(file)).toEqual([])
+})
+
+test('a FIFO or a directory where a file was is refused at once (404), nothing left open', async () => {
+  const cache = new OpenFileCache()
+  const file = fileIn('soon-a-fifo.txt')
+  const stat = fs.statSync(file) // the caller's stat saw a regular file…
+  fs.rmSync(file)
+  execFileSync('mkfifo', [file]) // …then a FIFO took its name: open(2) must not block
+  for (const scope of [cache.scope(null), cache.scope(dir)]) {
+    await expect(cache.acquire(file, stat, scope)).rejects.toMatchObject({ status: 404 })
+    await expect(cache.acquire(dir, stat, scope)).rejects.toMatchObject({ status: 404 })
+  }
+  expect(fdsUnder(file)).toEqual([])
+  await cache.clear()
+  expect(fdsUnder(dir)).toEqual([])
+})
+
+test('an entry serves only the scope whose proof it was admitted on; the root directory is opened once, closed by clear()', async () => {
+  const cache = new OpenFileCache()
+  const file = fileIn('scoped.txt')
+  const confined = cache.scope(dir)
+  expect(cache.scope(dir)).toBe(confined)
+  const entry = await cache.acquire(file, fs.statSync(file), confined)
+  expect(entry.proof).toBe(confined.proof)
+  cache.release(entry)
+  expect(cache.take(file, fs.statSync(file), confined)).toBe(entry)
+  cache.release(entry)
+  expect(cache.take(file, fs.statSync(file), cache.scope(null))).toBeNull() // proven for another scope
+  expect(fdsUnder(dir).filter((fd) => fs.readlinkSync(`/proc/self/fd/${fd}`) === dir)).toHaveLength(1) // the root, kept
+  await cache.clear()
+  expect(fdsUnder(dir)).toEqual([])
+
+  // Usable again after clear(): a new root descriptor, a new proof, the old entry gone.
+  const again = cache.scope(dir)
+  expect(again).not.toBe(confined)
+  const reopened = await cache.acquire(file, fs.statSync(file), again)
+  expect(reopened).not.toBe(entry)
+  expect(reopened.proof).not.toBe(entry.proof)
+  cache.release(reopened)
+  await cache.clear()
+  expect(fdsUnder(dir)).toEqual([])
+})
+
+test('a root that is a symlink swapped to another directory: the next miss re-resolves it, entries of the old one are not used', async () => {
+  const cache = new OpenFileCache()
+  const releases = ['v1', 'v2'].map((name) => {
+    fs.mkdirSync(path.join(dir, name))
+    fs.writeFileSync(path.join(dir, name, 'page.txt'), `release ${name}`)
+    return path.join(dir, name)
+  })
+  const root = path.join(dir, 'current')
+  fs.symlinkSync(releases[0], root)
+  const file = path.join(root, 'page.txt')
+  const scope = cache.scope(root)
+  const first = await cache.acquire(file, fs.statSync(file), scope)
+  expect(fs.readFileSync(`/proc/self/fd/${first.fd}`, 'utf8')).toBe('release v1')
+  cache.release(first)
+
+  fs.symlinkSync(releases[1], root + '.tmp')
+  fs.renameSync(root + '.tmp', root) // the deploy
+  expect(cache.take(file, fs.statSync(file), scope)).toBeNull() // another file by its stat
+  const second = await cache.acquire(file, fs.statSync(file), scope)
+  expect(fs.readFileSync(`/proc/self/fd/${second.fd}`, 'utf8')).toBe('release v2')
+  expect(second.proof).toBe(scope.proof)
+  expect(first.proof).not.toBe(scope.proof) // the old root's proof is retired…
+  await expect.poll(() => fdsUnder(releases[0])).toEqual([]) // …with its directory descriptor and its file
+  cache.release(second)
+  await cache.clear()
+  expect(fdsUnder(dir)).toEqual([])
 })

@@ -5,6 +5,7 @@ import { once } from 'node:events'
 import { rename, rm, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import http from 'node:http'
+import { Writable } from 'node:stream'
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
 import { fdsUnder, listen, request } from '../fixtures/http/net.mjs'
@@ -77,6 +78,28 @@ test('a client that disconnects mid-body: nothing thrown, descriptor released, s
   expect(fdsUnder(tree.base)).toEqual([])
 })
 
+test('a Writable whose write fails (as a response sink does when its client left): a rejection, never an uncaught error', async () => {
+  const uncaught = []
+  const record = (err) => uncaught.push(err)
+  process.on('uncaughtException', record)
+  try {
+    for (const size of [1, 300 * 1024]) { // one chunk (the last), and two
+      await writeFile(join(tree.root, 'sink.bin'), Buffer.alloc(size, 1))
+      const sink = new Writable({
+        write (chunk, encoding, callback) {
+          setImmediate(callback, Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }))
+        }
+      })
+      await expect(zcopy.pipeFile(join(tree.root, 'sink.bin'), sink)).rejects.toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' })
+      expect(sink.destroyed).toBe(true)
+      await new Promise((resolve) => setTimeout(resolve, 20)) // the sink's 'error' comes a tick later
+    }
+  } finally {
+    process.off('uncaughtException', record)
+  }
+  expect(uncaught).toEqual([])
+})
+
 test('a file truncated under its transfer: the connection is destroyed, never left hanging', async () => {
   const path = join(tree.root, 'huge.bin')
   let failure
@@ -135,8 +158,9 @@ test('the open-file cache keeps at most maxOpenFiles descriptors; 0 disables it'
       for (const name of ['hello.txt', 'data.json', 'page.html', 'noext', 'dir/plain.txt']) {
         expect((await request(server.app.port, '/' + name)).status).toBe(200)
       }
-      // evicted handles close asynchronously, right after their response
-      await expect.poll(() => fdsUnder(tree.root).length).toBeLessThanOrEqual(maxOpenFiles)
+      // evicted handles close asynchronously, right after their response (files
+      // below the root: the root directory's own descriptor is kept to open them)
+      await expect.poll(() => fdsUnder(tree.root + '/').length).toBeLessThanOrEqual(maxOpenFiles)
     } finally {
       await server.close()
     }

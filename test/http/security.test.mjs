@@ -3,10 +3,12 @@
 // filesystem paths, appear nowhere in the answer.
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { symlink } from 'node:fs/promises'
 import http from 'node:http'
+import { join } from 'node:path'
 import zcopy from '../../lib/index.js'
 import { listen, rawExchange, request } from '../fixtures/http/net.mjs'
-import { SECRET, makeTree } from '../fixtures/http/tree.mjs'
+import { FILES, SECRET, makeTree } from '../fixtures/http/tree.mjs'
 
 const ATTACKS = [
   ['/../secret/secret.txt', 403],
@@ -33,6 +35,9 @@ const ATTACKS = [
   ['/link-outside-dir/', 404],
   ['/link-outside-dir/secret.txt', 404],
   ['/link-outside-dir/../link-outside-dir/secret.txt', 404],
+  ['/link-outside-rel.txt', 404],
+  ['/link-outside-dir-rel/secret.txt', 404],
+  ['/link-outside-dir-rel/', 404],
   ['//etc/passwd', 404],
   ['/' + 'a'.repeat(5000), 404],
   ['/' + 'a/'.repeat(3000) + 'b', 404],
@@ -54,8 +59,24 @@ function expectNothingRevealed (answer) {
   expect(everything).not.toContain(tree.base)
 }
 
+// Links below the root beside the fixture's: relative and absolute, to files and
+// directories, staying inside the root or leaving it.
+const LINKS_INSIDE = {
+  'link-inside.txt': 'hello.txt', // the fixture's own, relative
+  'link-inside-abs.txt': (root) => join(root, 'hello.txt'),
+  'link-inside-up.txt': '../root/hello.txt', // leaves by name, lands back inside
+  'link-inside-dir': 'dir',
+  'link-inside-dir-abs': (root) => join(root, 'dir')
+}
+
 beforeAll(async () => {
   tree = await makeTree()
+  for (const [name, target] of Object.entries(LINKS_INSIDE)) {
+    if (name !== 'link-inside.txt') await symlink(typeof target === 'function' ? target(tree.root) : target, join(tree.root, name))
+  }
+  await symlink('../secret/secret.txt', join(tree.root, 'link-outside-rel.txt'))
+  await symlink('../secret', join(tree.root, 'link-outside-dir-rel'))
+  await symlink(tree.root, join(tree.base, 'root-link')) // a root that is itself a symlink
 })
 
 afterAll(async () => {
@@ -127,6 +148,7 @@ test('a symlink out of root is served only when allowSymlinksOutsideRoot is set'
     expect((await request(server.port, '/link-outside.txt')).body.toString()).toBe(SECRET)
     expect((await request(server.port, '/link-outside-dir/secret.txt')).body.toString()).toBe(SECRET)
     expect((await request(server.port, '/link-inside.txt')).body.toString()).toBe('hello world\n')
+    expect((await request(server.port, '/fifo')).status).toBe(404) // still only regular files
   } finally {
     await server.close()
   }
@@ -150,6 +172,85 @@ test('sendFile with a root confines its path the same way', async () => {
       expect({ path, status: answer.status }).toEqual({ path, status })
       expectNothingRevealed(answer)
     }
+  } finally {
+    await server.close()
+  }
+})
+
+describe.each([
+  ['serveStatic', (root) => {
+    const serve = zcopy.serveStatic(root, { fallthrough: false })
+    return (req, res) => serve(req, res, finalHandler(req, res))
+  }],
+  ['sendFile with a root', (root) => (req, res) => {
+    zcopy.sendFile(req, res, decodeURIComponent(req.url), { root }).catch(finalHandler(req, res))
+  }]
+])('%s', (name, makeHandler) => {
+  test.each([
+    ['the root', () => tree.root],
+    ['a root that is a symlink to it', () => join(tree.base, 'root-link')]
+  ])('symlinks that stay inside the root are served; ones that leave it are refused (%s)', async (_, rootOf) => {
+    const server = await listen(makeHandler(rootOf()))
+    try {
+      for (const path of ['/hello.txt', '/link-inside.txt', '/link-inside-abs.txt', '/link-inside-up.txt']) {
+        const answer = await request(server.port, path)
+        expect({ path, status: answer.status, body: answer.body.toString() }).toEqual({ path, status: 200, body: FILES['hello.txt'] })
+      }
+      for (const path of ['/link-inside-dir/plain.txt', '/link-inside-dir-abs/plain.txt']) {
+        const answer = await request(server.port, path)
+        expect({ path, status: answer.status, body: answer.body.toString() }).toEqual({ path, status: 200, body: FILES['dir/plain.txt'] })
+      }
+      for (const path of ['/link-outside.txt', '/link-outside-rel.txt', '/link-outside-dir/secret.txt', '/link-outside-dir-rel/secret.txt', '/fifo']) {
+        for (const method of ['GET', 'HEAD']) {
+          const answer = await request(server.port, path, { method })
+          expect({ path, status: answer.status }).toEqual({ path, status: 404 })
+          expectNothingRevealed(answer)
+        }
+      }
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+test('directory redirects: a link to a directory inside the root redirects, one out of it is refused', async () => {
+  const serve = zcopy.serveStatic(tree.root, { fallthrough: false })
+  const server = await listen((req, res) => serve(req, res, finalHandler(req, res)))
+  try {
+    for (const path of ['/link-inside-dir', '/link-inside-dir-abs', '/dir']) {
+      const answer = await request(server.port, path)
+      expect({ path, status: answer.status, location: answer.headers.location }).toEqual({ path, status: 301, location: path + '/' })
+    }
+    for (const path of ['/link-outside-dir', '/link-outside-dir-rel']) {
+      const answer = await request(server.port, path)
+      expect({ path, status: answer.status }).toEqual({ path, status: 404 })
+      expectNothingRevealed(answer)
+    }
+  } finally {
+    await server.close()
+  }
+})
+
+test('a precompressed sibling that links out of the root is never sent', async () => {
+  await symlink(tree.secretPath, join(tree.root, 'hello.txt.gz'))
+  const serve = zcopy.serveStatic(tree.root, { precompressed: true, fallthrough: false })
+  const server = await listen((req, res) => serve(req, res, finalHandler(req, res)))
+  try {
+    const answer = await request(server.port, '/hello.txt', { headers: { 'accept-encoding': 'gzip' } })
+    expect(answer.status).toBe(404)
+    expectNothingRevealed(answer)
+  } finally {
+    await server.close()
+  }
+})
+
+test('sendFile without a root: a FIFO at an absolute path is refused at once, like the stat path', async () => {
+  const server = await listen((req, res) => {
+    zcopy.sendFile(req, res, join(tree.root, decodeURIComponent(req.url))).catch(finalHandler(req, res))
+  })
+  try {
+    expect((await request(server.port, '/fifo')).status).toBe(404)
+    expect((await request(server.port, '/hello.txt')).body.toString()).toBe(FILES['hello.txt'])
   } finally {
     await server.close()
   }

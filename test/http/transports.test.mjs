@@ -1,6 +1,7 @@
 // Bytes on every transport: plain keep-alive and pipelined HTTP/1.1 (zero-copy),
-// TLS and compression middleware (stream fallback), HTTP/2 (respondWithFD),
-// precompressed siblings.
+// TLS and compression middleware (stream fallback), HTTP/2 (through the compat
+// response, never respondWithFD: see send-body.js), precompressed siblings.
+// Clients that hang up on these transports: hang-up.test.mjs.
 
 import { once } from 'node:events'
 import { join } from 'node:path'
@@ -150,8 +151,9 @@ test('a Content-Encoding someone else set: bytes go through the response object,
   }
 })
 
-describe('HTTP/2 compat responses: respondWithFD', () => {
+describe('HTTP/2 compat responses: the body through the response object, never respondWithFD', () => {
   let serve, app, client
+  let respondWithFDCalls = 0
 
   function h2 (path, headers = {}) {
     return new Promise((resolve, reject) => {
@@ -168,11 +170,22 @@ describe('HTTP/2 compat responses: respondWithFD', () => {
 
   beforeAll(async () => {
     serve = zcopy.serveStatic(tree.root)
-    app = await listen(null, http2.createSecureServer(tls, handlerFor(serve)))
+    const handler = handlerFor(serve)
+    app = await listen(null, http2.createSecureServer(tls, (req, res) => {
+      // respondWithFD crashes the process (SIGSEGV) when the client cancels the
+      // stream or closes the connection while it runs (Node 20 to 26)
+      const respondWithFD = res.stream.respondWithFD
+      res.stream.respondWithFD = function (...args) {
+        respondWithFDCalls++
+        return respondWithFD.apply(this, args)
+      }
+      handler(req, res)
+    }))
     client = http2.connect(`https://localhost:${app.port}`, { ca: tls.cert })
   })
 
   afterAll(async () => {
+    expect(respondWithFDCalls).toBe(0)
     client.close()
     await app.close()
     await serve.close()

@@ -1,0 +1,84 @@
+'use strict'
+
+// When a response can no longer reach its client. A response's own 'close' is
+// not enough: an HTTP/1.1 response queued behind a pipelined one has no socket
+// yet, and if the connection goes first it never gets a socket, a write callback
+// or a 'close'. The connection's 'close' covers it; on HTTP/2, the stream's.
+//
+// watchHangup(req, res) → a Hangup: `gone` turns true once, on the first of
+// those; `wait(subscribe)` races another event against it; dispose() detaches.
+
+// One 'close' listener per HTTP/1 socket, however many responses are pipelined
+// on it: socket → Set of the hangups watching it.
+const watching = new WeakMap()
+
+function onSocketClose (socket, hangup) {
+  let hangups = watching.get(socket)
+  if (hangups === undefined) {
+    hangups = new Set()
+    watching.set(socket, hangups)
+    socket.once('close', () => {
+      watching.delete(socket)
+      for (const watcher of hangups) watcher.hangUp()
+    })
+  }
+  hangups.add(hangup)
+  return hangups
+}
+
+class Hangup {
+  constructor (req, res) {
+    this.gone = false
+    this.waiter = null
+    this.res = res
+    this.onClose = () => this.hangUp()
+    // HTTP/2: the compat response closes with its stream; its socket is shared.
+    this.stream = req.httpVersionMajor === 2 ? res.stream : null
+    this.socket = this.stream === null ? req.socket : null
+    this.hangups = null
+    res.once('close', this.onClose)
+    if (this.stream !== null) {
+      this.stream.once('close', this.onClose)
+      if (this.stream.destroyed || this.stream.closed) this.gone = true
+    } else if (this.socket) {
+      this.hangups = onSocketClose(this.socket, this)
+      if (this.socket.destroyed) this.gone = true
+    }
+    if (res.destroyed) this.gone = true
+  }
+
+  hangUp () {
+    if (this.gone) return
+    this.gone = true
+    this.resume(false)
+  }
+
+  resume (value) {
+    const waiter = this.waiter
+    this.waiter = null
+    if (waiter !== null) waiter(value)
+  }
+
+  // → Promise<boolean>: true once `subscribe(done)` calls done(), false if the
+  // client goes first (or is gone already). One wait at a time.
+  wait (subscribe) {
+    if (this.gone) return Promise.resolve(false)
+    return new Promise((resolve) => {
+      this.waiter = resolve
+      subscribe(() => { if (this.waiter === resolve) this.resume(true) })
+    })
+  }
+
+  dispose () {
+    this.waiter = null
+    this.res.off('close', this.onClose)
+    if (this.stream !== null) this.stream.off('close', this.onClose)
+    if (this.hangups !== null) this.hangups.delete(this)
+  }
+}
+
+function watchHangup (req, res) {
+  return new Hangup(req, res)
+}
+
+module.exports = { watchHangup }

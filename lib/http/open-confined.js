@@ -1,0 +1,215 @@
+'use strict'
+
+// Opening the file a response will send. One rule, proven on the descriptor that
+// was opened, never on a name checked before: a served file is a regular file,
+// and, under a root, one that lies beneath that root.
+//
+// - Every open is O_NONBLOCK (and O_NOCTTY): a FIFO or a device swapped in for a
+//   file after its stat must not park a thread-pool thread in open(2). The
+//   descriptor is then fstat'ed, and anything but a regular file is refused with
+//   the 404 the stat path gives. Headers and bytes come from that fstat.
+// - Under a root: the root directory is opened once (O_DIRECTORY) and kept; a file
+//   is opened from it with the addon's openBeneath (openat2, RESOLVE_BENEATH |
+//   RESOLVE_NO_MAGICLINKS: the kernel refuses any step out of it). Where that is
+//   missing (no addon, ENOSYS) or refuses a path that may still be fine (EXDEV:
+//   an absolute symlink, or `..`, that lands back inside the root), the file is
+//   opened by name and the descriptor itself is checked: its /proc/self/fd link,
+//   the kernel's name for what was opened, must lie beneath the root descriptor's
+//   own /proc/self/fd link.
+// - A scope's `proof` is what an opened file was proven against; the open-file
+//   cache keeps it with the entry and serves the entry only while the scope's
+//   proof is still the same object. A root's proof is the identity (dev/ino, kept
+//   descriptor) of the directory its name named when the file was opened; when
+//   the name comes to name another directory (a deploy swapping a symlink), a
+//   miss re-resolves it and every entry proven against the old one stops matching.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { native } = require('../binding')
+const { HttpError } = require('./http-error')
+
+const { O_RDONLY, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = fs.constants
+const FILE_FLAGS = O_RDONLY | O_NONBLOCK | O_NOCTTY
+const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NONBLOCK
+
+// openat2 answers that do not mean "no such file": the name may still lead to a
+// file beneath the root (an absolute or `..` symlink back inside: EXDEV; a rename
+// race on `..`: EAGAIN; a magic link: ELOOP), so the descriptor check decides.
+const TRY_BY_NAME = new Set(['EXDEV', 'EAGAIN', 'ELOOP'])
+
+let beneathAvailable = typeof native?.openBeneath === 'function'
+
+function openFd (file, flags) {
+  return new Promise((resolve, reject) => {
+    fs.open(file, flags, (err, fd) => err ? reject(err) : resolve(fd))
+  })
+}
+
+function closeFd (fd) {
+  return new Promise((resolve) => fs.close(fd, () => resolve()))
+}
+
+function refused (reason) {
+  return new HttpError(404, { cause: new Error(reason) })
+}
+
+function isBeneath (file, dir) {
+  return file === dir || file.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep)
+}
+
+// The fstat of `fd` once it is shown to be servable (`check`, if any, passes);
+// otherwise `fd` is closed, before the refusal is thrown (a read-only descriptor:
+// nothing to flush, so closing it here is as quick as a stat).
+function admit (fd, check) {
+  try {
+    const stat = fs.fstatSync(fd)
+    if (!stat.isFile()) throw refused('not a regular file')
+    if (check !== null && !check(fd)) throw refused('outside the root')
+    return stat
+  } catch (err) {
+    fs.closeSync(fd)
+    throw err
+  }
+}
+
+// No root (sendFile with an absolute path), or allowSymlinksOutsideRoot: any
+// regular file the name leads to.
+class Unconfined {
+  constructor () {
+    this.proof = this
+  }
+
+  // → Promise<{ fd, stat, proof }>
+  async open (file) {
+    const fd = await openFd(file, FILE_FLAGS)
+    return { fd, stat: admit(fd, null), proof: this }
+  }
+
+  close () {}
+}
+
+const UNCONFINED = new Unconfined()
+
+// One opening of a root directory: its descriptor and identity. Retired when the
+// root's name names another directory or the cache is cleared; its descriptor
+// closes once no open that started from it is still running.
+class RootIdentity {
+  constructor (dir) {
+    this.fd = fs.openSync(dir, DIRECTORY_FLAGS)
+    try {
+      const stat = fs.fstatSync(this.fd)
+      this.dev = stat.dev
+      this.ino = stat.ino
+    } catch (err) {
+      fs.closeSync(this.fd)
+      throw err
+    }
+    this.users = 0
+    this.retired = false
+  }
+
+  // Whether open descriptor `fd` is on something beneath this directory, by the
+  // kernel's current names for both.
+  contains (fd) {
+    return isBeneath(fs.readlinkSync(`/proc/self/fd/${fd}`), fs.readlinkSync(`/proc/self/fd/${this.fd}`))
+  }
+
+  release () {
+    this.users--
+    if (this.retired && this.users === 0) fs.closeSync(this.fd)
+  }
+
+  retire () {
+    if (this.retired) return
+    this.retired = true
+    if (this.users === 0) fs.closeSync(this.fd)
+  }
+}
+
+// A served root: files are opened beneath it, and proven so.
+class ConfinedRoot {
+  constructor (dir) {
+    this.path = dir
+    this.proof = null // the current RootIdentity once one was opened
+    this.closed = false
+  }
+
+  // The identity of the directory the root's name names now, held: release() it.
+  // Runs on every miss (one stat); a hit only compares proofs.
+  use () {
+    const current = this.proof
+    const stat = fs.statSync(this.path)
+    let identity = current
+    if (current === null || current.dev !== stat.dev || current.ino !== stat.ino) {
+      identity = new RootIdentity(this.path)
+      if (this.closed) {
+        identity.retired = true // a request still running after clear(): kept by nobody
+      } else {
+        this.proof = identity
+        if (current !== null) current.retire()
+      }
+    }
+    identity.users++
+    return identity
+  }
+
+  relative (file) {
+    const relative = path.relative(this.path, file)
+    if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) throw refused('not below the root')
+    return relative
+  }
+
+  // → Promise<{ fd, stat, proof }>; rejects with the fs error, or a 404 HttpError
+  // for a file that is not regular or not beneath the root.
+  async open (file) {
+    const relative = this.relative(file)
+    const identity = this.use()
+    try {
+      if (beneathAvailable) {
+        let fd = -1
+        try {
+          fd = await native.openBeneath(identity.fd, relative)
+        } catch (err) {
+          if (err.code === 'ENOSYS') beneathAvailable = false
+          else if (!TRY_BY_NAME.has(err.code)) throw err
+        }
+        if (fd !== -1) return { fd, stat: admit(fd, null), proof: identity } // beneath: the kernel proved it
+      }
+      const fd = await openFd(file, FILE_FLAGS)
+      return { fd, stat: admit(fd, (opened) => identity.contains(opened)), proof: identity }
+    } finally {
+      identity.release()
+    }
+  }
+
+  // Throws a 404 HttpError unless `directory` (about to be redirected to) is
+  // beneath the root. Synchronous: a rare answer, and opening a directory with
+  // O_DIRECTORY cannot block.
+  checkDirectory (directory) {
+    let inside = false
+    try {
+      const identity = this.use()
+      try {
+        const fd = fs.openSync(directory, DIRECTORY_FLAGS)
+        try {
+          inside = identity.contains(fd)
+        } finally {
+          fs.closeSync(fd)
+        }
+      } finally {
+        identity.release()
+      }
+    } catch {
+      // gone or unreadable: unverifiable, so refused
+    }
+    if (!inside) throw refused('outside the root')
+  }
+
+  close () {
+    this.closed = true
+    if (this.proof !== null) this.proof.retire()
+    this.proof = null
+  }
+}
+
+module.exports = { ConfinedRoot, UNCONFINED, closeFd }

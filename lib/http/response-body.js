@@ -1,0 +1,48 @@
+'use strict'
+
+// The body through the response object itself, for whatever stands behind it:
+// TLS, compression middleware that replaced write/end, Node's chunked framing, an
+// HTTP/2 compat response. Reads the range in chunks and hands each to res.write();
+// write()'s return value and 'drain' are the only backpressure used (middleware
+// does not always call write callbacks), and no stream is put in between, so
+// nothing here can emit an 'error' nobody listens to. A client that goes away
+// ends the transfer quietly.
+
+const fs = require('node:fs')
+const { promisify } = require('node:util')
+const { truncatedError } = require('../errors')
+
+const read = promisify(fs.read)
+
+const CHUNK_SIZE = 256 * 1024
+
+// Writes bytes [start, start + length) of `fd` to `res`, then ends it. → Promise
+// of the bytes written, or null when the client went away first (nothing more is
+// written then). Rejects on a read error or a file shorter than the range; the
+// caller destroys the response.
+async function copyToResponse (fd, start, length, res, hangup) {
+  // Middleware such as compression() forwards res.on('drain') to its own stream and
+  // offers no way to remove the listener: one lasting listener, added when needed.
+  let onDrain = null
+  const drained = () => hangup.wait((done) => {
+    if (onDrain === null) res.on('drain', () => onDrain())
+    onDrain = done
+  })
+  let done = 0
+  while (done < length) {
+    if (hangup.gone) return null
+    const size = Math.min(CHUNK_SIZE, length - done)
+    const { bytesRead, buffer } = await read(fd, Buffer.allocUnsafe(size), 0, size, start + done)
+    if (hangup.gone) return null
+    if (bytesRead === 0) throw truncatedError(start + done, length - done)
+    done += bytesRead
+    if (!res.write(bytesRead < size ? buffer.subarray(0, bytesRead) : buffer) && done < length) {
+      if (!(await drained())) return null
+    }
+  }
+  if (hangup.gone) return null
+  res.end()
+  return done
+}
+
+module.exports = { copyToResponse }
