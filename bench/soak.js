@@ -281,6 +281,13 @@ async function main () {
 
   // Settle, then close().
   const settled = await settle(server)
+  // Over TLS, Node's https server keeps some connections whose clients left while
+  // it was not reading them (also with no zcopy at all, see below): they are
+  // reported, then closed by the server, so that the descriptors can be judged.
+  if (opts.tls && settled !== null && settled.connections > 0) {
+    await server.ask('closeConnections')
+    await settle(server)
+  }
   const close = settled === null ? null : await server.ask('close', { timeoutMs: CLOSE_TIMEOUT_MS })
   const after = await server.ask('stats')
   const serverUp = server.exit === null && after !== null
@@ -358,9 +365,11 @@ async function main () {
   if (result.stalls !== 0) failures.push(`${result.stalls} stalled responses`)
   // Over TLS, Node's https server closes a few connections mid-response under this
   // load even with a plain fs.createReadStream().pipe(res) handler and no zcopy
-  // (about 5 in 15 s here): reported, not judged.
+  // (about 5 in 15 s here): reported, not judged. So are the connections it keeps
+  // after their clients left: that control handler keeps as many, and leaks a file
+  // descriptor for each response queued behind them, which zcopy does not.
   if (result.unexpectedCloses !== 0 && !opts.tls) failures.push(`${result.unexpectedCloses} connections dropped by the server`)
-  if (settled !== null && settled.connections !== 0) failures.push(`${settled.connections} server connections left after ${SETTLE_MS / 1000} s`)
+  if (settled !== null && settled.connections !== 0 && !opts.tls) failures.push(`${settled.connections} server connections left after ${SETTLE_MS / 1000} s`)
   if (!result.close.resolved) failures.push(`close() ${result.close.timedOut ? `did not resolve within ${CLOSE_TIMEOUT_MS / 1000} s` : `failed: ${result.close.rejected || result.close.error}`}`)
   if (result.descriptors.after === null) {
     failures.push('descriptors not measured (no server)')

@@ -12,6 +12,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   if (env.IsExceptionPending()) return exports;
   exports.Set("Transfer", transfer);
   exports.Set("openBeneath", zcopy::OpenBeneathFunction(env));
+  exports.Set("close", zcopy::CloseFunction(env));
   return exports;
 }
 

@@ -7,5 +7,7 @@
 namespace zcopy {
 
 Napi::Function OpenBeneathFunction(Napi::Env env);
+// close(fd): closes a descriptor openBeneath returned.
+Napi::Function CloseFunction(Napi::Env env);
 
 }  // namespace zcopy

@@ -108,6 +108,10 @@ const ops = {
     clearTimeout(timer)
     return { ...outcome, ms: Date.now() - started }
   },
+  async closeConnections () {
+    server.closeAllConnections()
+    return {}
+  },
   async middleware () {
     middleware = zcopy.serveStatic(config.root)
     errors.beforeHeaders = {}

@@ -21,7 +21,7 @@
 // - Responses hold an entry between take() or acquire() and release(); it is never
 //   closed under them.
 
-const { ConfinedRoot, UNCONFINED, closeFd } = require('./open-confined')
+const { ConfinedRoot, UNCONFINED } = require('./open-confined')
 
 const SWEEP_INTERVAL_MS = 10_000
 
@@ -37,6 +37,7 @@ class OpenFile {
     this.path = path
     this.scope = scope // how it is opened: UNCONFINED, or a ConfinedRoot
     this.fd = -1
+    this.closeFd = null // closes `fd` the way it was opened
     this.proof = null // what it was proven against: its scope's proof at admission
     this.stat = null // the descriptor's fstat, set last: an entry with a stat is open
     this.users = 1
@@ -47,6 +48,23 @@ class OpenFile {
   }
 }
 
+// One 'close' listener per server, however many caches (middlewares) it serves
+// from: server → the caches to clear when it closes.
+const cachesOf = new WeakMap()
+
+function clearWhenClosed (server, cache) {
+  let caches = cachesOf.get(server)
+  if (caches === undefined) {
+    caches = new Set()
+    cachesOf.set(server, caches)
+    server.once('close', () => {
+      cachesOf.delete(server)
+      for (const each of caches) each.clear()
+    })
+  }
+  caches.add(cache)
+}
+
 class OpenFileCache {
   // `sweepIntervalMs`: an entry unused for one to two periods is closed.
   constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS } = {}) {
@@ -55,7 +73,6 @@ class OpenFileCache {
     this.entries = new Map()
     this.unclosed = new Set() // every entry whose descriptor is not closed yet, cached or not
     this.sweeper = null
-    this.servers = new WeakSet()
     this.roots = new Map() // root path → ConfinedRoot
   }
 
@@ -76,11 +93,9 @@ class OpenFileCache {
     return scope
   }
 
-  // Clears the cache when `server` closes (once per server; null is ignored).
+  // Clears the cache when `server` closes (null is ignored).
   clearOnClose (server) {
-    if (!server || this.servers.has(server)) return
-    this.servers.add(server)
-    server.once('close', () => { this.clear() })
+    if (server) clearWhenClosed(server, this)
   }
 
   // → the OpenFile for `file` when it is open here, proven against `scope`'s
@@ -146,8 +161,9 @@ class OpenFileCache {
 
   async open (entry) {
     try {
-      const { fd, stat, proof } = await entry.scope.open(entry.path)
+      const { fd, stat, proof, close } = await entry.scope.open(entry.path)
       entry.fd = fd
+      entry.closeFd = close
       entry.proof = proof
       entry.stat = stat
       return entry
@@ -168,7 +184,7 @@ class OpenFileCache {
 
   closeEntry (entry) {
     entry.ready
-      .then(() => closeFd(entry.fd))
+      .then(() => entry.closeFd(entry.fd))
       .catch(() => {}) // a failed open closed what it had itself
       .finally(entry.markClosed)
   }

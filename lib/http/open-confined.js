@@ -36,6 +36,9 @@ const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NONBLOCK
 // file beneath the root (an absolute or `..` symlink back inside: EXDEV; a rename
 // race on `..`: EAGAIN; a magic link: ELOOP), so the descriptor check decides.
 const TRY_BY_NAME = new Set(['EXDEV', 'EAGAIN', 'ELOOP'])
+// openat2 is missing (ENOSYS), or refused outright by a seccomp profile that
+// predates it (EPERM, which open(2) of a path never gives for O_RDONLY).
+const NO_OPENAT2 = new Set(['ENOSYS', 'EPERM'])
 
 let beneathAvailable = typeof native?.openBeneath === 'function'
 
@@ -45,8 +48,22 @@ function openFd (file, flags) {
   })
 }
 
-function closeFd (fd) {
-  return new Promise((resolve) => fs.close(fd, () => resolve()))
+// Each descriptor is closed by what opened it: in a Worker, Node warns when
+// fs.close() closes a descriptor its fs did not open (the addon's).
+const byFs = {
+  close: (fd) => new Promise((resolve) => fs.close(fd, () => resolve())),
+  closeSync: (fd) => fs.closeSync(fd)
+}
+const byAddon = native === null ? null : {
+  close: (fd) => {
+    try {
+      native.close(fd)
+    } catch {
+      // released all the same (Linux closes the descriptor even when close fails)
+    }
+    return Promise.resolve()
+  },
+  closeSync: (fd) => native.close(fd)
 }
 
 function refused (reason) {
@@ -60,14 +77,14 @@ function isBeneath (file, dir) {
 // The fstat of `fd` once it is shown to be servable (`check`, if any, passes);
 // otherwise `fd` is closed, before the refusal is thrown (a read-only descriptor:
 // nothing to flush, so closing it here is as quick as a stat).
-function admit (fd, check) {
+function admit (fd, check, opener) {
   try {
     const stat = fs.fstatSync(fd)
     if (!stat.isFile()) throw refused('not a regular file')
     if (check !== null && !check(fd)) throw refused('outside the root')
     return stat
   } catch (err) {
-    fs.closeSync(fd)
+    opener.closeSync(fd)
     throw err
   }
 }
@@ -82,7 +99,7 @@ class Unconfined {
   // → Promise<{ fd, stat, proof }>
   async open (file) {
     const fd = await openFd(file, FILE_FLAGS)
-    return { fd, stat: admit(fd, null), proof: this }
+    return { fd, stat: admit(fd, null, byFs), proof: this, close: byFs.close }
   }
 
   close () {}
@@ -170,13 +187,13 @@ class ConfinedRoot {
         try {
           fd = await native.openBeneath(identity.fd, relative)
         } catch (err) {
-          if (err.code === 'ENOSYS') beneathAvailable = false
+          if (NO_OPENAT2.has(err.code)) beneathAvailable = false
           else if (!TRY_BY_NAME.has(err.code)) throw err
         }
-        if (fd !== -1) return { fd, stat: admit(fd, null), proof: identity } // beneath: the kernel proved it
+        if (fd !== -1) return { fd, stat: admit(fd, null, byAddon), proof: identity, close: byAddon.close } // beneath: the kernel proved it
       }
       const fd = await openFd(file, FILE_FLAGS)
-      return { fd, stat: admit(fd, (opened) => identity.contains(opened)), proof: identity }
+      return { fd, stat: admit(fd, (opened) => identity.contains(opened), byFs), proof: identity, close: byFs.close }
     } finally {
       identity.release()
     }
@@ -212,4 +229,4 @@ class ConfinedRoot {
   }
 }
 
-module.exports = { ConfinedRoot, UNCONFINED, closeFd }
+module.exports = { ConfinedRoot, UNCONFINED }

@@ -153,3 +153,30 @@ test('a root that is a symlink swapped to another directory: the next miss re-re
   await cache.clear()
   expect(fdsUnder(dir)).toEqual([])
 })
+
+test('many caches on one server: one close listener, and every cache is cleared when it closes', async () => {
+  const { default: http } = await import('node:http')
+  const server = http.createServer()
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const warnings = []
+  const onWarning = (warning) => warnings.push(warning)
+  process.on('warning', onWarning)
+  try {
+    const caches = Array.from({ length: 20 }, () => new OpenFileCache())
+    const file = fileIn('shared.txt')
+    for (const cache of caches) {
+      cache.clearOnClose(server)
+      cache.clearOnClose(server)
+      cache.release(await acquire(cache, file))
+    }
+    expect(server.listenerCount('close')).toBe(1)
+    expect(fdsUnder(file)).toHaveLength(20)
+    await new Promise((resolve) => server.close(resolve))
+    await Promise.all(caches.map((cache) => cache.clear()))
+    expect(fdsUnder(file)).toEqual([])
+    await sleep(10) // warnings are emitted on the next tick
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([])
+  } finally {
+    process.off('warning', onWarning)
+  }
+})
