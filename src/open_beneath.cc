@@ -122,22 +122,31 @@ void Throw(Napi::Env env, napi_status (*thrower)(napi_env, const char*, const ch
   thrower(env, code, message.c_str());
 }
 
-Napi::Value OpenBeneathJs(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Value dir = info[0];
-  Napi::Value rel = info[1];
-  if (!dir.IsNumber()) {
+// A descriptor argument: an integer in [0, INT32_MAX]. Otherwise throws the
+// TypeError/RangeError Node throws for one and returns false.
+bool ToFd(Napi::Env env, const Napi::Value& value, const char* name, int* fd) {
+  if (!value.IsNumber()) {
     Throw(env, napi_throw_type_error, "ERR_INVALID_ARG_TYPE",
-          "The \"dirFd\" argument must be of type number. Received " + Describe(dir));
-    return env.Undefined();
+          std::string("The \"") + name + "\" argument must be of type number. Received " + Describe(value));
+    return false;
   }
-  const double number = dir.As<Napi::Number>().DoubleValue();
+  const double number = value.As<Napi::Number>().DoubleValue();
   if (!(number >= 0 && number <= 2147483647.0) || std::floor(number) != number) {
     Throw(env, napi_throw_range_error, "ERR_OUT_OF_RANGE",
-          "The value of \"dirFd\" is out of range. It must be an integer >= 0 && <= 2147483647. Received " +
-              dir.ToString().Utf8Value());
-    return env.Undefined();
+          std::string("The value of \"") + name +
+              "\" is out of range. It must be an integer >= 0 && <= 2147483647. Received " +
+              value.ToString().Utf8Value());
+    return false;
   }
+  *fd = static_cast<int>(number);
+  return true;
+}
+
+Napi::Value OpenBeneathJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Value rel = info[1];
+  int dir_fd = -1;
+  if (!ToFd(env, info[0], "dirFd", &dir_fd)) return env.Undefined();
   if (!rel.IsString()) {
     Throw(env, napi_throw_type_error, "ERR_INVALID_ARG_TYPE",
           "The \"relativePath\" argument must be of type string. Received " + Describe(rel));
@@ -168,7 +177,7 @@ Napi::Value OpenBeneathJs(const Napi::CallbackInfo& info) {
     return Napi::Value(env, promise);
   }
   job->deferred = deferred;
-  job->dir_fd = static_cast<int>(number);
+  job->dir_fd = dir_fd;
   job->path = std::move(path);
   if (napi_create_string_latin1(env, "ZcopyOpenBeneath", NAPI_AUTO_LENGTH, &name) != napi_ok ||
       napi_create_async_work(env, nullptr, name, Execute, Complete, job, &job->work) != napi_ok ||
@@ -186,21 +195,10 @@ Napi::Value OpenBeneathJs(const Napi::CallbackInfo& info) {
 // descriptors its fs opened and warns when fs.close() closes one it did not.
 Napi::Value CloseJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  Napi::Value value = info[0];
-  if (!value.IsNumber()) {
-    Throw(env, napi_throw_type_error, "ERR_INVALID_ARG_TYPE",
-          "The \"fd\" argument must be of type number. Received " + Describe(value));
-    return env.Undefined();
-  }
-  const double number = value.As<Napi::Number>().DoubleValue();
-  if (!(number >= 0 && number <= 2147483647.0) || std::floor(number) != number) {
-    Throw(env, napi_throw_range_error, "ERR_OUT_OF_RANGE",
-          "The value of \"fd\" is out of range. It must be an integer >= 0 && <= 2147483647. Received " +
-              value.ToString().Utf8Value());
-    return env.Undefined();
-  }
+  int fd = -1;
+  if (!ToFd(env, info[0], "fd", &fd)) return env.Undefined();
   // close() releases the descriptor on Linux even when it fails: never retried.
-  if (close(static_cast<int>(number)) != 0 && errno != EINTR) {
+  if (close(fd) != 0 && errno != EINTR) {
     napi_value error = SystemError(env, errno, "close", nullptr);
     if (error != nullptr) napi_throw(env, error);
   }

@@ -21,6 +21,7 @@
 // - Responses hold an entry between take() or acquire() and release(); it is never
 //   closed under them.
 
+const { onClose } = require('./on-close')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
 
 const SWEEP_INTERVAL_MS = 10_000
@@ -48,23 +49,6 @@ class OpenFile {
   }
 }
 
-// One 'close' listener per server, however many caches (middlewares) it serves
-// from: server → the caches to clear when it closes.
-const cachesOf = new WeakMap()
-
-function clearWhenClosed (server, cache) {
-  let caches = cachesOf.get(server)
-  if (caches === undefined) {
-    caches = new Set()
-    cachesOf.set(server, caches)
-    server.once('close', () => {
-      cachesOf.delete(server)
-      for (const each of caches) each.clear()
-    })
-  }
-  caches.add(cache)
-}
-
 class OpenFileCache {
   // `sweepIntervalMs`: an entry unused for one to two periods is closed.
   constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS } = {}) {
@@ -74,6 +58,7 @@ class OpenFileCache {
     this.unclosed = new Set() // every entry whose descriptor is not closed yet, cached or not
     this.sweeper = null
     this.roots = new Map() // root path → ConfinedRoot
+    this.clearOnServerClose = () => { this.clear() }
   }
 
   // The scope files below `root` are opened in: UNCONFINED for null (no root, or
@@ -95,7 +80,7 @@ class OpenFileCache {
 
   // Clears the cache when `server` closes (null is ignored).
   clearOnClose (server) {
-    if (server) clearWhenClosed(server, this)
+    if (server) onClose(server, this.clearOnServerClose)
   }
 
   // → the OpenFile for `file` when it is open here, proven against `scope`'s

@@ -8,23 +8,7 @@
 // watchHangup(req, res) → a Hangup: `gone` turns true once, on the first of
 // those; `wait(subscribe)` races another event against it; dispose() detaches.
 
-// One 'close' listener per HTTP/1 socket, however many responses are pipelined
-// on it: socket → Set of the hangups watching it.
-const watching = new WeakMap()
-
-function onSocketClose (socket, hangup) {
-  let hangups = watching.get(socket)
-  if (hangups === undefined) {
-    hangups = new Set()
-    watching.set(socket, hangups)
-    socket.once('close', () => {
-      watching.delete(socket)
-      for (const watcher of hangups) watcher.hangUp()
-    })
-  }
-  hangups.add(hangup)
-  return hangups
-}
+const { onClose } = require('./on-close')
 
 class Hangup {
   constructor (req, res) {
@@ -41,7 +25,7 @@ class Hangup {
       this.stream.once('close', this.onClose)
       if (this.stream.destroyed || this.stream.closed) this.gone = true
     } else if (this.socket) {
-      this.hangups = onSocketClose(this.socket, this)
+      this.hangups = onClose(this.socket, this.onClose)
       if (this.socket.destroyed) this.gone = true
     }
     if (res.destroyed) this.gone = true
@@ -73,7 +57,7 @@ class Hangup {
     this.waiter = null
     this.res.off('close', this.onClose)
     if (this.stream !== null) this.stream.off('close', this.onClose)
-    if (this.hangups !== null) this.hangups.delete(this)
+    if (this.hangups !== null) this.hangups.delete(this.onClose)
   }
 }
 
