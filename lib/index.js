@@ -5,6 +5,7 @@ const { sendfile } = require('./sendfile')
 const { pipeFile } = require('./pipe-file')
 const { createReadStream } = require('./read-stream')
 const { sendFile, serveStatic } = require('./http')
+const { HttpError, isHttpError } = require('./http/http-error')
 
 module.exports = {
   zeroCopyAvailable,
@@ -12,5 +13,7 @@ module.exports = {
   pipeFile,
   createReadStream,
   sendFile,
-  serveStatic
+  serveStatic,
+  HttpError,
+  isHttpError
 }

@@ -43,8 +43,10 @@ function appendVary (res, field) {
 
 // `file` is what is sent: { path, stat } of the file itself or of its precompressed
 // sibling, `typePath` the name the Content-Type comes from, `encoding` the sibling's
-// Content-Encoding (or null).
-function setFileHeaders (res, { file, typePath, encoding }, options) {
+// Content-Encoding (or null), `vary` whether the path has precompressed siblings.
+// `Vary: Accept-Encoding` goes on every response for a path with siblings, on
+// none for a path without.
+function setFileHeaders (res, { file, typePath, encoding, vary }, options) {
   if (options.setHeaders !== null) options.setHeaders(res, typePath, file.stat)
   if (options.acceptRanges) setDefault(res, 'Accept-Ranges', 'bytes')
   if (options.cacheControl !== null) setDefault(res, 'Cache-Control', options.cacheControl)
@@ -52,7 +54,9 @@ function setFileHeaders (res, { file, typePath, encoding }, options) {
   if (options.lastModified) setDefault(res, 'Last-Modified', lastModified)
   if (options.etag) setDefault(res, 'ETag', etag)
   setDefault(res, 'Content-Type', contentTypeOf(typePath))
-  if (options.precompressed) appendVary(res, 'Accept-Encoding')
+  if (options.precompressed && (encoding !== null || vary)) {
+    appendVary(res, 'Accept-Encoding')
+  }
   if (encoding !== null) res.setHeader('Content-Encoding', encoding)
 }
 

@@ -1,34 +1,72 @@
 'use strict'
 
-// An error that carries the HTTP status it should be answered with, shaped like
-// http-errors' (status, statusCode, expose, headers) so Express' final handler and
-// Connect-style error middleware render it as they render send's errors.
+// The errors sendFile rejects with and serveStatic passes to next(err): the ones
+// send (hence express.static / serve-static) gives, made by http-errors as send
+// makes them, so error handlers written for express.static keep working.
+//
+// - Refusals and misses with no file-system cause: http-errors instances
+//   (NotFoundError, ForbiddenError, BadRequestError, PreconditionFailedError,
+//   RangeNotSatisfiableError…), `expose: true`, the status text as message.
+// - A file-system error as the cause (ENOENT, ENOTDIR, ENAMETOOLONG → 404; EISDIR,
+//   EACCES, EMFILE… → 500): that error itself, with status, statusCode and
+//   `expose: false` added, so its code, errno, syscall, path and stack survive.
 
-const { STATUS_CODES } = require('node:http')
+const os = require('node:os')
+const createError = require('http-errors')
 
-class HttpError extends Error {
-  constructor (status, { headers, cause } = {}) {
-    super(STATUS_CODES[status] || String(status), cause === undefined ? undefined : { cause })
-    this.name = 'HttpError'
-    this.status = status
-    this.statusCode = status
-    this.expose = status < 500
-    if (headers !== undefined) this.headers = headers
-    if (cause && cause.code !== undefined) this.code = cause.code
-  }
+const ENOENT_ERRNO = -os.constants.errno.ENOENT
+
+// send's createHttpError(status, err): an Error becomes the error itself, decorated
+// with the status and `expose: false`; an object is taken as properties (416's
+// `headers`).
+function httpError (status, cause) {
+  if (cause === undefined) return createError(status)
+  return cause instanceof Error ? createError(status, cause, { expose: false }) : createError(status, cause)
 }
 
-// A filesystem error met while looking a file up, as the status it deserves:
-// a name that cannot exist is "not found", anything else is the server's fault.
+// A file-system error met while looking a file up, as send's onStatError answers
+// it: a name that cannot exist is "not found", anything else is the server's fault.
 function lookupError (err) {
   switch (err.code) {
+    case 'ENAMETOOLONG':
     case 'ENOENT':
     case 'ENOTDIR':
-    case 'ENAMETOOLONG':
-      return new HttpError(404, { cause: err })
+      return httpError(404, err)
     default:
-      return new HttpError(500, { cause: err })
+      return httpError(500, err)
   }
 }
 
-module.exports = { HttpError, lookupError }
+// The error a stat of `file` that found nothing throws (fs.statSync's), made
+// without a second system call: fs.statSync(file, { throwIfNoEntry: false })
+// answers undefined, and send's 404 carries this error.
+function noEntry (file, syscall = 'stat') {
+  const err = new Error(`ENOENT: no such file or directory, ${syscall} '${file}'`)
+  err.errno = ENOENT_ERRNO
+  err.code = 'ENOENT'
+  err.syscall = syscall
+  err.path = file
+  Error.captureStackTrace(err, noEntry)
+  return err
+}
+
+// The class every error above is an instance of (`err instanceof HttpError`, as
+// http-errors' isHttpError judges it: http-errors instances and errors decorated
+// with status/statusCode/expose). `new HttpError(status, { headers, cause })`
+// makes http-errors' error for the status (`new HttpError(404)` is a NotFoundError),
+// with `headers` and, for diagnosis, `cause`.
+function HttpError (status, { headers, cause } = {}) {
+  if (new.target === undefined) throw new TypeError('Class constructor HttpError cannot be invoked without \'new\'')
+  const err = headers === undefined ? createError(status) : createError(status, { headers })
+  Error.captureStackTrace(err, HttpError)
+  if (cause !== undefined) {
+    Object.defineProperty(err, 'cause', { value: cause, configurable: true, writable: true, enumerable: false })
+  }
+  return err
+}
+HttpError.prototype = createError.HttpError.prototype
+Object.defineProperty(HttpError, Symbol.hasInstance, { value: createError.isHttpError })
+
+const isHttpError = createError.isHttpError
+
+module.exports = { HttpError, httpError, isHttpError, lookupError, noEntry }

@@ -1,46 +1,54 @@
 'use strict'
 
 // Precompressed siblings (`precompressed: true`): file.br or file.gz, sent as they
-// are with Content-Encoding when the client accepts that coding. Brotli first.
+// are with Content-Encoding when the client's Accept-Encoding prefers that coding.
+//
+// The choice is RFC 9110's (12.5.3), as negotiator makes it: q-values rank the
+// codings (`br;q=0.1, gzip` → gzip), q=0 excludes one (`gzip;q=0` → never gzip),
+// `*` stands for every coding not named, names are case-insensitive, identity is
+// acceptable unless excluded. On a tie the server's order wins: br, gzip, then
+// identity. No Accept-Encoding → identity. When nothing is acceptable (`*;q=0`,
+// `identity;q=0` with no sibling accepted) the file itself is sent, as everyone
+// does, rather than 406.
+//
+// A path varies with Accept-Encoding exactly when it has a sibling: every response
+// for it (identity, 304, 412, 416, HEAD) then carries `Vary: Accept-Encoding`, and a
+// path without one does not (a cache keeps a single copy). So both siblings are
+// looked up on every request (a stat each, about a microsecond), and the header is
+// parsed only when there is a sibling.
 
+const Negotiator = require('negotiator')
 const { statOrNothing } = require('./stat')
 
 const CODINGS = [
   { encoding: 'br', suffix: '.br' },
   { encoding: 'gzip', suffix: '.gz' }
 ]
+const PREFERRED = { preferred: CODINGS.map(({ encoding }) => encoding) }
 
-// Accept-Encoding as coding → q, e.g. 'gzip, br;q=0' → { gzip: 1, br: 0 }.
-function qualities (header) {
-  const result = new Map()
-  for (const part of header.split(',')) {
-    const [name, ...params] = part.split(';').map((item) => item.trim().toLowerCase())
-    if (name === '') continue
-    const q = params.find((param) => param.startsWith('q='))
-    result.set(name, q === undefined ? 1 : Number(q.slice(2)) || 0)
-  }
-  return result
-}
-
-function accepts (q, coding) {
-  return (q.has(coding) ? q.get(coding) : q.get('*') || 0) > 0
-}
-
-// → { path, stat, encoding } of the sibling to send instead of `file`, or null.
-function precompressedSibling (req, file) {
-  const header = req.headers['accept-encoding']
-  if (!header) return null
-  const q = qualities(header)
+// → [{ path, stat, encoding }] of the siblings that are regular files.
+function siblingsOf (file) {
+  const siblings = []
   for (const { encoding, suffix } of CODINGS) {
-    if (!accepts(q, encoding)) continue
     try {
       const stat = statOrNothing(file + suffix)
-      if (stat !== undefined && stat.isFile()) return { path: file + suffix, stat, encoding }
+      if (stat !== undefined && stat.isFile()) siblings.push({ path: file + suffix, stat, encoding })
     } catch {
       // an unreadable sibling is no sibling: the file itself is sent
     }
   }
-  return null
+  return siblings
 }
 
-module.exports = { precompressedSibling }
+// → { sibling, vary }: the sibling to send instead of `file` (or null for the file
+// itself), and whether the answer depends on Accept-Encoding (`file` has siblings).
+function negotiateEncoding (req, file) {
+  const siblings = siblingsOf(file)
+  if (siblings.length === 0) return { sibling: null, vary: false }
+  const available = siblings.map(({ encoding }) => encoding)
+  available.push('identity')
+  const best = new Negotiator(req).encodings(available, PREFERRED)[0]
+  return { sibling: siblings.find(({ encoding }) => encoding === best) || null, vary: true }
+}
+
+module.exports = { negotiateEncoding }

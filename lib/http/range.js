@@ -6,7 +6,7 @@
 
 const parseRange = require('range-parser')
 const { contentRange } = require('./headers')
-const { HttpError } = require('./http-error')
+const { httpError } = require('./http-error')
 const { rangeFresh } = require('./preconditions')
 
 const BYTES_RANGE = /^ *bytes=/
@@ -20,7 +20,7 @@ function selectRange (req, res, size, acceptRanges) {
     if (ranges === -1) {
       const unsatisfied = contentRange(size)
       res.setHeader('Content-Range', unsatisfied)
-      throw new HttpError(416, { headers: { 'Content-Range': unsatisfied } })
+      throw httpError(416, { headers: { 'Content-Range': unsatisfied } })
     }
     if (ranges !== -2 && ranges.length === 1) {
       res.statusCode = 206

@@ -5,7 +5,7 @@
 // joining, and the dotfiles policy is applied to every segment.
 
 const path = require('node:path')
-const { HttpError } = require('./http-error')
+const { httpError } = require('./http-error')
 
 const UP_PATH = /(?:^|[\\/])\.\.(?:[\\/]|$)/
 
@@ -13,8 +13,8 @@ const UP_PATH = /(?:^|[\\/])\.\.(?:[\\/]|$)/
 function decodePathname (pathname) {
   try {
     return decodeURIComponent(pathname)
-  } catch (err) {
-    throw new HttpError(400, { cause: err })
+  } catch {
+    throw httpError(400) // as send: a BadRequestError, not the URIError
   }
 }
 
@@ -24,16 +24,16 @@ function isDotfile (segment) {
 
 function applyDotfilesPolicy (segments, policy) {
   if (policy === 'allow' || !segments.some(isDotfile)) return
-  throw new HttpError(policy === 'deny' ? 403 : 404)
+  throw httpError(policy === 'deny' ? 403 : 404)
 }
 
 // `relative` is a decoded path below `root` (leading slash or not), or an absolute
 // path when `root` is null. Returns the absolute path and whether a directory was
 // asked for (a trailing slash).
 function resolvePath (root, relative, dotfiles) {
-  if (relative.includes('\0')) throw new HttpError(400)
+  if (relative.includes('\0')) throw httpError(400)
   const normalized = root === null ? path.normalize(relative) : path.normalize('.' + path.sep + relative)
-  if (UP_PATH.test(normalized)) throw new HttpError(403)
+  if (UP_PATH.test(normalized)) throw httpError(403)
   applyDotfilesPolicy(normalized.split(path.sep), dotfiles)
   return {
     path: root === null ? path.resolve(normalized) : path.join(root, normalized),

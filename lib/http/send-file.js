@@ -3,13 +3,15 @@
 // zcopy.sendFile(req, res, path, options) → Promise<void>
 // Answers one GET or HEAD request with one file on a node:http ServerResponse (or
 // an http2 compat response). `path` is a filesystem path: absolute, or relative to
-// `options.root`, which it then cannot leave. It rejects with an HttpError
-// (`status`) when nothing was sent: 400/403/404 (bad path, refused, not found),
-// 412 (precondition), 416 (range; `headers` has Content-Range); the caller answers.
+// `options.root`, which it then cannot leave. It rejects, when nothing was sent,
+// with the error send would give (see ./http-error: http-errors' NotFoundError,
+// ForbiddenError…, or the file-system error with status/statusCode/expose added):
+// 400/403/404 (bad path, refused, not found), 412 (precondition), 416 (range;
+// `headers` has Content-Range), 500; the caller answers.
 
 const path = require('node:path')
 const { OpenFileCache } = require('./file-cache')
-const { HttpError } = require('./http-error')
+const { httpError } = require('./http-error')
 const { DIRECTORY, locateFile } = require('./locate-file')
 const { normalizeOptions } = require('./options')
 const { resolvePath } = require('./resolve-path')
@@ -37,7 +39,7 @@ async function sendFile (req, res, file, options) {
     throw new TypeError('path must be absolute or options.root must be set')
   }
   const located = locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)
-  if (located === DIRECTORY) throw new HttpError(404)
+  if (located === DIRECTORY) throw httpError(404)
   return serveFile(req, res, located, opts, cache)
 }
 

@@ -7,8 +7,8 @@
 // body. Headers and bytes come from that descriptor and its fstat.
 
 const { removeContentHeaders, setContentLength, setFileHeaders } = require('./headers')
-const { HttpError, lookupError } = require('./http-error')
-const { precompressedSibling } = require('./precompressed')
+const { httpError, isHttpError, lookupError } = require('./http-error')
+const { negotiateEncoding } = require('./precompressed')
 const { isConditional, notModified, preconditionFailed } = require('./preconditions')
 const { promiseOf } = require('./promise-of')
 const { selectRange } = require('./range')
@@ -30,24 +30,28 @@ function checkDirectoryConfinement (directory, options, cache) {
   if (scope.checkDirectory !== undefined) scope.checkDirectory(directory)
 }
 
+// A refusal passes as it is; a file-system error gets its status.
 function openError (err) {
-  throw err instanceof HttpError ? err : lookupError(err)
+  throw isHttpError(err) ? err : lookupError(err)
 }
 
-// → { entry, typePath, encoding }, holding a cache entry: pass it to respond(); or
+// No sibling to send, and nothing that varies with Accept-Encoding.
+const IDENTITY = Object.freeze({ sibling: null, vary: false })
+
+// → { entry, typePath, encoding, vary }, holding a cache entry: pass it to respond(); or
 // a promise of it when the cache has to open the file first. Throws (rejects) with
 // an HttpError when the file cannot be served (404: gone, not a regular file, or
 // not beneath the root).
 function openFile (req, located, options, cache) {
-  const sibling = options.precompressed ? precompressedSibling(req, located.path) : null
+  const { sibling, vary } = options.precompressed ? negotiateEncoding(req, located.path) : IDENTITY
   const target = sibling || located
   cache.clearOnClose(req.socket && req.socket.server)
   const encoding = sibling ? sibling.encoding : null
   const scope = scopeOf(options, cache)
   const entry = cache.take(target.path, target.stat, scope)
-  if (entry !== null) return { entry, typePath: located.path, encoding }
+  if (entry !== null) return { entry, typePath: located.path, encoding, vary }
   return cache.acquire(target.path, target.stat, scope).then(
-    (opened) => ({ entry: opened, typePath: located.path, encoding }),
+    (opened) => ({ entry: opened, typePath: located.path, encoding, vary }),
     openError)
 }
 
@@ -69,8 +73,9 @@ function found (req, res, file, options, cache, onFound) {
 // Answers the request with the opened file and releases it. Rejects with an
 // HttpError for 412 and 416 (nothing sent yet), or with the transfer's error when
 // the body failed midway (the response is then destroyed).
-function respond (req, res, { entry, typePath, encoding }, options, cache) {
-  return promiseOf(() => answer(req, res, entry, typePath, encoding, options)).then((sent) => {
+function respond (req, res, file, options, cache) {
+  const { entry } = file
+  return promiseOf(() => answer(req, res, file, options)).then((sent) => {
     cache.release(entry)
     if (sent && options.onSent) options.onSent(res, sent)
   }, (err) => {
@@ -81,11 +86,11 @@ function respond (req, res, { entry, typePath, encoding }, options, cache) {
 
 // Status and headers, then the body: the promise of sendBody, or of nothing when
 // there is no body (HEAD, 304, an empty range).
-function answer (req, res, entry, typePath, encoding, options) {
-  if (res.headersSent) throw new HttpError(500, { cause: new Error('Can\'t set headers after they are sent.') })
-  setFileHeaders(res, { file: entry, typePath, encoding }, options)
+function answer (req, res, { entry, typePath, encoding, vary }, options) {
+  if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
+  setFileHeaders(res, { file: entry, typePath, encoding, vary }, options)
   if (isConditional(req)) {
-    if (preconditionFailed(req, res)) throw new HttpError(412)
+    if (preconditionFailed(req, res)) throw httpError(412)
     if (notModified(req, res)) {
       removeContentHeaders(res)
       res.statusCode = 304

@@ -3,7 +3,15 @@
 // zcopy.serveStatic(root, options): Connect/Express middleware, a drop-in for
 // express.static / serve-static: same options, defaults, statuses, headers,
 // directory redirects, next() and next(err) rules, with zero-copy bodies.
+//
+// Built on createStaticHandler(root, options), the core the Koa and Fastify
+// adapters (lib/adapters/) share with it: handler.handle(req, res) → Promise of
+// true (answered: a file, 304, 412, 416 or a directory redirect) or false (not
+// found or refused before a file was chosen, or a method other than GET/HEAD: the
+// framework's next / not-found), rejected with an HttpError otherwise (as
+// serveStatic gives it to next(err)).
 
+const { STATUS_CODES } = require('node:http')
 const path = require('node:path')
 const { OpenFileCache } = require('./file-cache')
 const { HttpError } = require('./http-error')
@@ -12,11 +20,13 @@ const { normalizeOptions } = require('./options')
 const { promiseOf } = require('./promise-of')
 const { redirectToDirectory } = require('./redirect')
 const { splitUrl } = require('./request-url')
-const { pathResolver } = require('./resolve-path')
+const { pathResolver, resolvePath } = require('./resolve-path')
 const { checkDirectoryConfinement, serveFile } = require('./serve-file')
 
 const DEFAULT_MAX_OPEN_FILES = 128
 const DONE = Promise.resolve()
+const ANSWERED = () => true
+const NOTHING = () => {}
 
 function methodNotAllowed (res) {
   res.statusCode = 405
@@ -25,9 +35,30 @@ function methodNotAllowed (res) {
   res.end()
 }
 
-function serveStatic (root, options = {}) {
+// 412 and 416 found once the file was chosen, answered as send answers its errors:
+// the file's headers cleared, the error's own (416: Content-Range) set, a short
+// text body (Koa's and Fastify's default error bodies are text too).
+function answerError (res, err) {
+  for (const name of res.getHeaderNames()) res.removeHeader(name)
+  if (err.headers) for (const name of Object.keys(err.headers)) res.setHeader(name, err.headers[name])
+  const body = STATUS_CODES[err.status] || String(err.status)
+  res.statusCode = err.status
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8')
+  res.setHeader('Content-Length', Buffer.byteLength(body))
+  res.end(body)
+}
+
+// serveStatic(root), (root, undefined) and (root, null) all mean the defaults.
+function optionsOrDefaults (options) {
+  if (options === undefined || options === null) return {}
+  if (typeof options !== 'object') throw new TypeError('options must be an object')
+  return options
+}
+
+function createStaticHandler (root, givenOptions) {
   if (!root) throw new TypeError('root path required')
   if (typeof root !== 'string') throw new TypeError('root path must be a string')
+  const options = optionsOrDefaults(givenOptions)
   const opts = normalizeOptions({ ...options, root: path.resolve(root) })
   const fallthrough = options.fallthrough !== false
   const redirect = options.redirect !== false
@@ -39,9 +70,11 @@ function serveStatic (root, options = {}) {
   const resolve = pathResolver(opts.root, opts.dotfiles)
 
   // → Promise. Throws (before any file is chosen) or rejects with an HttpError.
-  function serve (req, res, state) {
-    const originalUrl = req.originalUrl || req.url
-    let { pathname } = splitUrl(req.url)
+  // `url`: the request-target below the mount point; `originalUrl`: the whole one
+  // (directory redirects go there). `onFound` runs once, before anything is
+  // written: the file is open and confirmed, or a directory redirect follows.
+  function serve (req, res, url, originalUrl, onFound) {
+    let { pathname } = splitUrl(url)
     // Mounted at /static, a request for /static must redirect to /static/.
     if (pathname === '/' && !splitUrl(originalUrl).pathname.endsWith('/')) pathname = ''
     const resolved = resolve(pathname)
@@ -49,28 +82,85 @@ function serveStatic (root, options = {}) {
     if (located === DIRECTORY) {
       if (!redirect || resolved.trailingSlash) throw new HttpError(404)
       checkDirectoryConfinement(resolved.path, opts, cache)
+      onFound()
       redirectToDirectory(res, originalUrl)
       return DONE
     }
-    return serveFile(req, res, located, opts, cache, () => { state.found = true })
+    return serveFile(req, res, located, opts, cache, onFound)
   }
+
+  // A filesystem path below the root (not URL-encoded), as sendFile takes it; a
+  // directory is not found.
+  function serveFilePath (req, res, file, onFound) {
+    const located = locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)
+    if (located === DIRECTORY) throw new HttpError(404)
+    return serveFile(req, res, located, opts, cache, onFound)
+  }
+
+  // → Promise<boolean>, see above. `how` (all optional): `url` (default req.url),
+  // `originalUrl` (default req.originalUrl || url), `file` (a filesystem path below
+  // the root instead of a URL), `fallsThrough(err)` (whether an error met before a
+  // file was chosen, status < 500, means false rather than a rejection; default: the
+  // `fallthrough` option), `onFound()` (runs before anything is written).
+  function handle (req, res, how = {}) {
+    // A URL is served to GET and HEAD only; a file named by the app (`file`), like
+    // sendFile's, to any method (HEAD without a body).
+    if (how.file === undefined && req.method !== 'GET' && req.method !== 'HEAD') return Promise.resolve(false)
+    let found = false
+    const onFound = how.onFound || NOTHING
+    const markFound = () => {
+      found = true
+      onFound()
+    }
+    const fallsThrough = how.fallsThrough || (() => fallthrough)
+    return promiseOf(() => {
+      if (how.file !== undefined) return serveFilePath(req, res, how.file, markFound)
+      const url = how.url === undefined ? req.url : how.url
+      return serve(req, res, url, how.originalUrl || req.originalUrl || url, markFound)
+    }).then(ANSWERED, (err) => {
+      if (!found) {
+        if (err.status < 500 && fallsThrough(err)) return false
+        throw err
+      }
+      if ((err.status === 412 || err.status === 416) && !res.headersSent) {
+        answerError(res, err)
+        return true
+      }
+      throw err
+    })
+  }
+
+  return {
+    options: opts,
+    fallthrough,
+    redirect,
+    serve,
+    handle,
+    // Closes the cached file descriptors and the root directory's (they also close
+    // when the server does).
+    close: () => cache.clear()
+  }
+}
+
+function serveStatic (root, options) {
+  const handler = createStaticHandler(root, options)
+  const { serve, fallthrough } = handler
 
   function serveStaticMiddleware (req, res, next) {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return fallthrough ? next() : methodNotAllowed(res)
     }
     const state = { found: false }
-    promiseOf(() => serve(req, res, state)).catch((err) => {
+    const url = req.url
+    promiseOf(() => serve(req, res, url, req.originalUrl || url, () => { state.found = true })).catch((err) => {
       // Not found (or refused) before a file was chosen: the next handler's turn.
       if (fallthrough && !state.found && err.status < 500) next()
       else next(err)
     })
   }
 
-  // Closes the cached file descriptors and the root directory's (they also close
-  // when the server does).
-  serveStaticMiddleware.close = () => cache.clear()
+  serveStaticMiddleware.close = handler.close
   return serveStaticMiddleware
 }
 
-module.exports = { serveStatic }
+module.exports = { createStaticHandler, serveStatic }

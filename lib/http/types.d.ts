@@ -27,7 +27,10 @@ export interface FileResponseOptions {
   extensions?: string[] | false
   /** Index files tried for a path ending in `/`; `false` disables. Default `['index.html']`. */
   index?: string | string[] | false
-  /** Send `file.br` / `file.gz` when the client accepts them (Content-Encoding, `Vary: Accept-Encoding`). Default `false`. */
+  /**
+   * Send `file.br` / `file.gz` when the client's Accept-Encoding prefers them (q-values, `*`, RFC 9110; br first on a tie),
+   * with Content-Encoding; every response for a path that has such a sibling carries `Vary: Accept-Encoding`. Default `false`.
+   */
   precompressed?: boolean
   /** Serve files reached through symbolic links that lead outside the root. Default `false` (404). */
   allowSymlinksOutsideRoot?: boolean
@@ -55,24 +58,59 @@ export interface ServeStaticOptions extends FileResponseOptions {
   maxOpenFiles?: number
 }
 
-/** The error sendFile rejects with, and serveStatic passes to `next(err)`. */
+/**
+ * The error sendFile rejects with, and serveStatic passes to `next(err)`: the one
+ * express.static (send) gives for the same request, so handlers written for it
+ * keep working.
+ *
+ * - No file-system cause: an http-errors instance, `expose: true`, the status
+ *   text as `message`: 400 `BadRequestError` (malformed %-encoding, NUL byte),
+ *   403 `ForbiddenError` (`..` segment, dotfile with `dotfiles: 'deny'`), 404
+ *   `NotFoundError` (dotfile with `'ignore'`, a directory with `redirect: false` or
+ *   asked for with a trailing slash, not a regular file, a symbolic link leaving
+ *   the root), 412 `PreconditionFailedError`, 416 `RangeNotSatisfiableError`
+ *   (`headers['Content-Range']`).
+ * - A file-system error as the cause: that error itself (`name: 'Error'`, its
+ *   `code`, `errno`, `syscall`, `path`, `message` and `stack`) with `status`,
+ *   `statusCode` and `expose: false` added: 404 for ENOENT, ENOTDIR and
+ *   ENAMETOOLONG; 500 for anything else (EACCES, EISDIR, EMFILE, ELOOP…).
+ * - 500 with `expose: false` when the headers were already sent by someone else.
+ */
 export interface HttpError extends Error {
-  name: 'HttpError'
+  /** `'NotFoundError'`, `'ForbiddenError'`, `'BadRequestError'`… or `'Error'` for a file-system error. */
+  name: string
   status: number
   statusCode: number
-  /** `true` below 500: the message may be shown to the client. */
+  /** Whether the message may be shown to the client: `true` for http-errors' 4xx, `false` for file-system errors and 5xx. */
   expose: boolean
   /** Headers the error response should carry (416: `Content-Range`). */
   headers?: Record<string, string>
-  /** The filesystem error code behind it, when there is one. */
+  /** The file-system error code (`'ENOENT'`…), when a file-system error is the cause. */
   code?: string
+  errno?: number
+  syscall?: string
+  path?: string
 }
+
+export interface HttpErrorConstructor {
+  /** http-errors' error for `status` (`new HttpError(404)` is a `NotFoundError`). */
+  new (status: number, options?: { headers?: Record<string, string>, cause?: unknown }): HttpError
+  /** True for every error sendFile / serveStatic give (http-errors' `isHttpError`). */
+  [Symbol.hasInstance] (value: unknown): value is HttpError
+  readonly prototype: HttpError
+}
+
+/** `err instanceof HttpError` holds for every error sendFile / serveStatic give. */
+export declare const HttpError: HttpErrorConstructor
+
+/** http-errors' `isHttpError`: an http-errors instance, or an error with `status`, `statusCode` and `expose`. */
+export declare function isHttpError (value: unknown): value is HttpError
 
 /**
  * Answers one GET or HEAD request with one file: status, headers, body (zero-copy
  * over plain TCP). Resolves when the response is complete or the client went away.
- * Rejects with an `HttpError` (400, 403, 404, 412, 416, 500) before anything was
- * sent, for the caller to answer; or with the transfer's error after the headers
+ * Rejects with an `HttpError` (400, 403, 404, 412, 416, 500; see there) before
+ * anything was sent, for the caller to answer; or with the transfer's error after the headers
  * were sent (the response is then destroyed).
  */
 export function sendFile (
@@ -89,4 +127,4 @@ export interface ServeStaticMiddleware {
 }
 
 /** Connect / Express middleware, a drop-in for `express.static(root, options)`. */
-export function serveStatic (root: string, options?: ServeStaticOptions): ServeStaticMiddleware
+export function serveStatic (root: string, options?: ServeStaticOptions | null): ServeStaticMiddleware

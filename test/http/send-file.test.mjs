@@ -68,8 +68,9 @@ test('a path relative to options.root; options shape the headers', async () => {
 
 test('rejections carry the status; nothing is sent before the caller answers', async () => {
   await withServer((req, res) => zcopy.sendFile(req, res, decodeURIComponent(req.url.slice(1)), { root: tree.root }), async (port) => {
-    expect((await request(port, '/nope.txt')).headers['x-error']).toBe('HttpError: 404')
-    expect((await request(port, '/dir')).headers['x-error']).toBe('HttpError: 404')
+    // as send: the fs error itself for a missing file, http-errors' for a directory
+    expect((await request(port, '/nope.txt')).headers['x-error']).toBe('Error: 404')
+    expect((await request(port, '/dir')).headers['x-error']).toBe('NotFoundError: 404')
     expect((await request(port, '/dir/')).status).toBe(200) // its index.html
     expect((await request(port, '/.hidden')).status).toBe(404)
     const unsatisfiable = await request(port, '/hello.txt', { headers: { range: 'bytes=100-' } })
