@@ -72,7 +72,7 @@ class OpenFileCache {
         this.roots.delete(oldest)
         evicted.close()
       }
-      scope = new ConfinedRoot(root)
+      scope = new ConfinedRoot(root, (retired) => this.evictProvenBy(retired))
       this.roots.set(root, scope)
     }
     return scope
@@ -182,7 +182,26 @@ class OpenFileCache {
     }
   }
 
+  // Evicts every entry proven against `proof`, a root identity that is no longer
+  // current (its name now names another directory): those in use close once released.
+  evictProvenBy (proof) {
+    for (const entry of this.entries.values()) {
+      if (entry.proof === proof) this.evict(entry)
+    }
+  }
+
   sweep () {
+    // Roots first: one that names another directory now drops what was proven
+    // against the old one (see evictProvenBy); one nothing cached is proven against
+    // closes its directory descriptor.
+    if (this.roots.size > 0) {
+      const proven = new Set()
+      for (const entry of this.entries.values()) proven.add(entry.proof)
+      for (const root of this.roots.values()) {
+        if (!proven.has(root.proof)) root.idle()
+        else root.refresh()
+      }
+    }
     for (const entry of this.entries.values()) {
       if (entry.users === 0 && !entry.recentlyUsed) this.evict(entry)
       else entry.recentlyUsed = false

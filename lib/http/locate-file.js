@@ -50,12 +50,15 @@ function locateFile ({ path: file, trailingSlash }, { index, extensions }) {
   } catch (err) {
     throw lookupError(err)
   }
+  // send: a path ending with a slash once decoded ('/dir%2f') is not a directory
+  // request, but gets no extensions and is never a file.
+  const endsWithSeparator = trailingSlash || file.endsWith(path.sep)
   if (stat === undefined) {
-    if (trailingSlash || path.extname(file) !== '' || extensions.length === 0) throw lookupError(noEntry(file))
+    if (endsWithSeparator || path.extname(file) !== '' || extensions.length === 0) throw lookupError(noEntry(file))
     return firstFile(extensions.map((extension) => `${file}.${extension}`))
   }
   if (stat.isDirectory()) return DIRECTORY
-  if (trailingSlash || !stat.isFile()) throw httpError(404)
+  if (endsWithSeparator || !stat.isFile()) throw httpError(404)
   return { path: file, stat }
 }
 

@@ -145,10 +145,14 @@ class RootIdentity {
 
 // A served root: files are opened beneath it, and proven so.
 class ConfinedRoot {
-  constructor (dir) {
+  // `onRetire(proof)`, if given, runs when the root's name has come to name another
+  // directory and `proof`, the old identity, stops being current (a deploy swapped
+  // the symlink): the open-file cache then drops the entries proven against it.
+  constructor (dir, onRetire = null) {
     this.path = dir
     this.proof = null // the current RootIdentity once one was opened
     this.closed = false
+    this.onRetire = onRetire
   }
 
   // The identity of the directory the root's name names now, held: release() it.
@@ -163,11 +167,35 @@ class ConfinedRoot {
         identity.retired = true // a request still running after clear(): kept by nobody
       } else {
         this.proof = identity
-        if (current !== null) current.retire()
+        if (current !== null) {
+          current.retire()
+          if (this.onRetire !== null) this.onRetire(current)
+        }
       }
     }
     identity.users++
     return identity
+  }
+
+  // Re-resolves the root's name now (the sweep's check, for a root whose files are
+  // all cache hits: a deploy that kept the same files, hard-linked, never misses).
+  // → whether the proof changed. A root that cannot be resolved now is left as is.
+  refresh () {
+    const before = this.proof
+    try {
+      this.use().release()
+    } catch {
+      return false
+    }
+    return this.proof !== before
+  }
+
+  // Closes the root directory's descriptor while nothing proven against it is
+  // cached (the next open reopens it); unlike close(), the root stays usable.
+  idle () {
+    if (this.proof === null) return
+    this.proof.retire()
+    this.proof = null
   }
 
   relative (file) {

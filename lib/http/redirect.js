@@ -1,6 +1,6 @@
 'use strict'
 
-// serve-static's directory redirect: /dir → 301 /dir/ (query kept), with the
+// serve-static's directory redirect: /dir → 301 /dir/ (query and fragment kept), with the
 // small HTML body and security headers it sends.
 
 const encodeUrl = require('encodeurl')
@@ -19,10 +19,13 @@ function htmlDocument (title, body) {
     `<title>${title}</title>\n</head>\n<body>\n<pre>${body}</pre>\n</body>\n</html>\n`
 }
 
-// `url` is the request's original URL (before any mount path was stripped).
+// `url` is the request's original URL (before any mount path was stripped). The
+// slash goes after the path as the request wrote it ('/dir%2f' → '/dir%2f/'), and
+// what follows the path, query and even a fragment a raw client sent, is kept as
+// serve-static keeps it.
 function redirectToDirectory (res, url) {
-  const { pathname, query } = splitUrl(url)
-  const location = encodeUrl(collapseLeadingSlashes(pathname + '/') + query)
+  const { pathname } = splitUrl(url)
+  const location = encodeUrl(collapseLeadingSlashes(pathname + '/') + url.slice(pathname.length))
   const body = htmlDocument('Redirecting', 'Redirecting to ' + escapeHtml(location))
   res.statusCode = 301
   res.setHeader('Content-Type', 'text/html; charset=UTF-8')

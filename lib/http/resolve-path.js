@@ -28,16 +28,21 @@ function applyDotfilesPolicy (segments, policy) {
 }
 
 // `relative` is a decoded path below `root` (leading slash or not), or an absolute
-// path when `root` is null. Returns the absolute path and whether a directory was
-// asked for (a trailing slash).
-function resolvePath (root, relative, dotfiles) {
+// path when `root` is null. Returns the absolute path (ending with a slash when the
+// decoded path does, as send joins it) and whether a directory was asked for: a
+// trailing slash in the path as the request wrote it (`trailingSlash`, default: the
+// decoded one's), so '/dir%2f' is not '/dir/' (send judges the undecoded path).
+// An empty `relative` (a request for a mount point itself) is the root itself: a
+// directory (redirected to) or, when the root is a file, that file.
+function resolvePath (root, relative, dotfiles, trailingSlash = relative.endsWith('/')) {
   if (relative.includes('\0')) throw httpError(400)
+  if (relative === '' && root !== null) return { path: root, trailingSlash: false }
   const normalized = root === null ? path.normalize(relative) : path.normalize('.' + path.sep + relative)
   if (UP_PATH.test(normalized)) throw httpError(403)
   applyDotfilesPolicy(normalized.split(path.sep), dotfiles)
   return {
     path: root === null ? path.resolve(normalized) : path.join(root, normalized),
-    trailingSlash: relative.endsWith('/')
+    trailingSlash
   }
 }
 
@@ -50,7 +55,7 @@ function pathResolver (root, dotfiles, max = 1024) {
   return (pathname) => {
     let resolved = known.get(pathname)
     if (resolved === undefined) {
-      resolved = Object.freeze(resolvePath(root, decodePathname(pathname), dotfiles))
+      resolved = Object.freeze(resolvePath(root, decodePathname(pathname), dotfiles, pathname.endsWith('/')))
       if (known.size >= max) known.clear()
       known.set(pathname, resolved)
     }

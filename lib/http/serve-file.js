@@ -43,11 +43,14 @@ const IDENTITY = Object.freeze({ sibling: null, vary: false })
 // an HttpError when the file cannot be served (404: gone, not a regular file, or
 // not beneath the root).
 function openFile (req, located, options, cache) {
-  const { sibling, vary } = options.precompressed ? negotiateEncoding(req, located.path) : IDENTITY
+  // A root that is a file (serve-static mounted on one file) is served itself, as
+  // the app named it: nothing to confine it to, and no precompressed siblings.
+  const isRoot = located.path === options.root
+  const { sibling, vary } = options.precompressed && !isRoot ? negotiateEncoding(req, located.path) : IDENTITY
   const target = sibling || located
   cache.clearOnClose(req.socket && req.socket.server)
   const encoding = sibling ? sibling.encoding : null
-  const scope = scopeOf(options, cache)
+  const scope = isRoot ? cache.scope(null) : scopeOf(options, cache)
   const entry = cache.take(target.path, target.stat, scope)
   if (entry !== null) return { entry, typePath: located.path, encoding, vary }
   return cache.acquire(target.path, target.stat, scope).then(
