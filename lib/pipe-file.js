@@ -78,29 +78,27 @@ function progress (onProgress) {
 function toDescriptor (job, outFd, inFd, payload, tracker, socket = null, hold = null) {
   const { start, length, head } = payload
   return job.run((job) => startTransfer(outFd, inFd, start, length, tracker.report, head, job)).then((bytes) => {
-    if (hold !== null) {
-      hold.release()
-      job.finish()
-    }
+    releaseHold(job, hold)
     return { bytes, zeroCopy: zeroCopyAvailable }
   }, (err) => {
     if (!UNSUPPORTED.has(err.code) || tracker.bytes > 0 || job.aborted) return failed(job, socket, hold, err)
     const rest = head === null ? null : head.subarray(job.current.headWritten())
     return job.run((job) => startFallbackTransfer(outFd, inFd, start, length, tracker.report, rest, job)).then((bytes) => {
-      if (hold !== null) {
-        hold.release()
-        job.finish()
-      }
+      releaseHold(job, hold)
       return { bytes, zeroCopy: false }
     }, (err) => failed(job, socket, hold, err))
   })
 }
 
+// A socket transfer ends: Node may write again, and no abort is taken after this.
+function releaseHold (job, hold) {
+  if (hold === null) return
+  hold.release()
+  job.finish()
+}
+
 function failed (job, socket, hold, err) {
-  if (hold !== null) {
-    hold.release()
-    job.finish()
-  }
+  releaseHold(job, hold)
   if (socket !== null) socket.destroy()
   throw err
 }
@@ -155,8 +153,7 @@ function toSocket (job, socket, hold, inFd, payload, tracker) {
 function sendToSocket (job, socket, hold, inFd, payload, tracker) {
   const fd = socketFd(socket)
   if (socket.destroyed || fd < 0) {
-    hold.release()
-    job.finish()
+    releaseHold(job, hold)
     return Promise.reject(prematureCloseError())
   }
   return toDescriptor(job, fd, inFd, payload, tracker, socket, hold)
@@ -282,13 +279,7 @@ function sendRange (fd, start, length, destination, head = null) {
   const hold = holdFor(target)
   const sending = deliver(job, target, hold, fd, { start, length, regular: true, head }, progress())
   if (hold !== null) return sending // settled through the socket path, which finishes the job
-  return sending.then((result) => {
-    job.finish()
-    return result
-  }, (err) => {
-    job.finish()
-    throw err
-  })
+  return job.finishAfter(sending)
 }
 
 module.exports = { pipeFile, sendRange }

@@ -142,6 +142,17 @@ class Job {
     if (this.socket !== null) this.socket.off('close', listener)
   }
 
+  // `promise`, with finish() run once it settles, whichever way.
+  finishAfter (promise) {
+    return promise.then((value) => {
+      this.finish()
+      return value
+    }, (err) => {
+      this.finish()
+      throw err
+    })
+  }
+
   // Waits for `promise`, or rejects with the abort reason as soon as an abort
   // comes, after calling `stop()` if given. For what holds no descriptor the
   // caller could close (a socket's queued writes, a stream's 'ready'), or whose
@@ -228,13 +239,7 @@ function sendfile (outFd, inFd, offset, length, options = {}) {
   const job = new Job(signal)
   const done = job.run((job) => startTransfer(outFd, inFd, offset, length, onProgress, null, job))
   if (signal === null || signal === undefined) return done
-  return done.then((bytes) => {
-    job.finish()
-    return bytes
-  }, (err) => {
-    job.finish()
-    throw err
-  })
+  return job.finishAfter(done)
 }
 
 module.exports = { Job, sendfile, startFallbackTransfer, startTransfer }

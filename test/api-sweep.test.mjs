@@ -11,34 +11,12 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import zcopy from '../lib/index.js'
+import { BAD } from './support/bad-values.cjs'
 import { makeFile, makeTempDir, removeTempDir } from './support/files.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const child = path.join(here, 'engine', 'children', 'abort-api-sweep.cjs')
 const lib = path.join(here, '..', 'lib', 'index.js')
-
-const BAD = {
-  undefined: undefined,
-  null: null,
-  NaN: NaN,
-  '-1': -1,
-  '1.5': 1.5,
-  '2**53': 2 ** 53,
-  Infinity: Infinity,
-  '-Infinity': -Infinity,
-  "''": '',
-  "'str'": 'str',
-  symbol: Symbol('bad'),
-  bigint: 10n,
-  true: true,
-  '{}': {},
-  '[]': [],
-  'Object.create(null)': Object.create(null),
-  function: () => {},
-  EventTarget: new EventTarget(),
-  '{ aborted: false }': { aborted: false },
-  '{ aborted: true, reason }': { aborted: true, reason: new Error('fake') }
-}
 
 let dir
 let file

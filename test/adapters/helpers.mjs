@@ -1,6 +1,5 @@
 // A file tree and a plain node:http client for the adapter tests.
 import fs from 'node:fs'
-import http from 'node:http'
 import path from 'node:path'
 import { makeFile, makeTempDir } from '../support/files.mjs'
 
@@ -16,16 +15,5 @@ export function makeTree () {
   return { root, big }
 }
 
-// → { status, headers, body: Buffer }, one connection per request.
-export function request (port, pathname, { method = 'GET', headers = {} } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: pathname, method, headers, agent: false }, (res) => {
-      const chunks = []
-      res.on('data', (chunk) => chunks.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }))
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
+// One request, one connection: the HTTP tests' client.
+export { request } from '../fixtures/http/net.mjs'

@@ -21,28 +21,7 @@ let current = 'startup'
 process.on('uncaughtException', (err) => { escaped.push({ kind: 'uncaughtException', during: current, error: String(err && err.stack) }) })
 process.on('unhandledRejection', (err) => { escaped.push({ kind: 'unhandledRejection', during: current, error: String(err && err.stack) }) })
 
-const BAD = {
-  undefined: undefined,
-  null: null,
-  NaN: NaN,
-  '-1': -1,
-  '1.5': 1.5,
-  '2**53': 2 ** 53,
-  Infinity: Infinity,
-  '-Infinity': -Infinity,
-  "''": '',
-  "'str'": 'str',
-  symbol: Symbol('bad'),
-  bigint: 10n,
-  true: true,
-  '{}': {},
-  '[]': [],
-  'Object.create(null)': Object.create(null),
-  function: () => {},
-  EventTarget: new EventTarget(),
-  '{ aborted: false }': { aborted: false },
-  '{ aborted: true, reason }': { aborted: true, reason: new Error('fake') }
-}
+const { BAD } = require('../../support/bad-values.cjs')
 
 const HANG_MS = 3000
 const file = path.join(workDir, 'source.bin')
