@@ -8,6 +8,7 @@
             "src/addon.cc",
             "src/errors.cc",
             "src/open_beneath.cc",
+            "src/socket_cork.cc",
             "src/transfer.cc"
           ],
           "defines": [

@@ -3,14 +3,16 @@
 // Moves the body, an inclusive byte range of an open file, once the status and
 // headers are set on `res`. The engine decides how the bytes move; this module
 // decides what they go to:
-// - plain HTTP/1.x over TCP: Node renders the response head, the engine writes it
-//   and the range to the socket itself (the head and the file's first bytes share
-//   a packet), then res.end() completes the response so keep-alive and pipelining
-//   go on. A pipelined response still waiting for its socket has Node flush its
-//   head first, once the socket is its own;
-// - anything else (TLS, a res whose write/end were replaced by middleware such as
-//   compression, an encoding or framing zcopy did not choose, HTTP/2): the
-//   response object itself, chunk by chunk (response-body.js), then res.end().
+// - plain HTTP/1.x over TCP, with the native addon: Node writes the response head
+//   (flushHeaders, public API), the engine sendfiles the range to the socket
+//   itself (a small body's first bytes share the head's packet: TCP_CORK), then
+//   res.end() completes the response so keep-alive and pipelining go on. A
+//   pipelined response still waiting for its socket has Node flush its head
+//   first, once the socket is its own;
+// - anything else (the pure-JS fallback, TLS, a res whose write/end were replaced
+//   by middleware such as compression, an encoding or framing zcopy did not
+//   choose, HTTP/2): the response object itself, chunk by chunk
+//   (response-body.js), then res.end().
 //   HTTP/2 does not use http2stream.respondWithFD: on Node 20 to 26 a client that
 //   cancels the stream or closes the connection while it runs crashes the
 //   process (SIGSEGV, Node's bug); no version has been shown safe.
@@ -25,6 +27,8 @@ const { sendRange } = require('../pipe-file')
 const { watchHangup } = require('./hangup')
 const { promiseOf } = require('./promise-of')
 const { copyToResponse } = require('./response-body')
+const { native, zeroCopyAvailable } = require('../binding')
+const { socketFd } = require('../destination')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 
@@ -37,31 +41,50 @@ function isDisconnect (err) {
   return DISCONNECTS.has(err.code)
 }
 
-// Whether the engine may write to the connection directly, behind Node's back.
+// Whether the engine may write to the connection directly, behind Node's back:
+// only when it moves the bytes with sendfile (the fallback's chunks go through
+// the response object, where Node writes the head with the first one).
 // `ownEncoding`: the Content-Encoding on res, if any, is one zcopy chose.
 function mayBypassResponse (req, res, ownEncoding) {
-  return req.httpVersionMajor === 1 && !req.socket.encrypted &&
+  return zeroCopyAvailable && req.httpVersionMajor === 1 && !req.socket.encrypted &&
     res.write === nodeWrite && res.end === nodeEnd &&
     (ownEncoding || !res.hasHeader('Content-Encoding'))
 }
 
-// The response head, rendered by Node and marked as sent, for the engine to write
-// ahead of the body; null when Node must write it: the response is still waiting
-// for its socket (pipelining), or Node frames the body itself (chunked encoding).
-// _header and _headerSent are the fields Node's own end() and compression
-// middleware rely on; they are checked before use.
-function takeHead (res) {
-  if (!(res.socket instanceof net.Socket)) return null
+// Bodies up to this size go out corked behind their head. Above it the head goes
+// on its own: a corked socket holds back the partial segment at the end of each
+// sendfile, which cost a quarter of the throughput at 1 MiB on loopback.
+const CORK_LIMIT = 64 * 1024
+
+// Has Node write the response head now, through its public API (flushHeaders).
+// A small body's head waits in the kernel (TCP_CORK) for the file's first bytes,
+// to share their packet. Returns the corked descriptor, -1 when nothing was
+// corked, or null when the head cannot go out now: the response is still waiting
+// for its socket (pipelining), writes are queued on the socket, or Node frames
+// the body itself (chunked encoding).
+function flushHead (res, length) {
+  const socket = res.socket
+  if (!(socket instanceof net.Socket) || socket.connecting || socket.writableLength !== 0) return null
   res.writeHead(res.statusCode)
-  if (res.chunkedEncoding || typeof res._header !== 'string' || res._headerSent !== false) return null
-  res._headerSent = true
-  return Buffer.from(res._header, 'latin1')
+  if (res.chunkedEncoding) return null
+  const fd = length <= CORK_LIMIT ? socketFd(socket) : -1
+  const corked = fd >= 0 && native.setCork(fd, true)
+  res.flushHeaders()
+  return corked ? fd : -1
 }
 
+// The engine sends what it can of a cached range before it returns (its eager
+// path): uncorking right after the start pushes the head with those bytes. A
+// socket destroyed meanwhile has no descriptor to uncork.
 function toSocket (req, res, fd, range) {
-  const head = takeHead(res)
-  if (head !== null) return bodyToSocket(req, res, fd, range, head)
-  return flushHeaders(req, res).then((flushed) => flushed ? bodyToSocket(req, res, fd, range, null) : undefined)
+  const socket = res.socket
+  const corked = flushHead(res, range.end - range.start + 1)
+  if (corked === null) {
+    return flushHeaders(req, res).then((flushed) => flushed ? bodyToSocket(req, res, fd, range) : undefined)
+  }
+  const sending = bodyToSocket(req, res, fd, range)
+  if (corked >= 0 && !socket.destroyed) native.setCork(corked, false)
+  return sending
 }
 
 // Resolves true once the status line and headers reached the socket, false if the
@@ -78,13 +101,13 @@ function flushHeaders (req, res) {
   })
 }
 
-function bodyToSocket (req, res, fd, range, head) {
+function bodyToSocket (req, res, fd, range) {
   if (res.chunkedEncoding || !(res.socket instanceof net.Socket)) {
     // Framing we do not control (an app-set Transfer-Encoding, a socket-less res):
     // let the response object frame the bytes.
     return toResponse(req, res, fd, range)
   }
-  return sendRange(fd, range.start, range.end - range.start + 1, res.socket, head).then((sent) => {
+  return sendRange(fd, range.start, range.end - range.start + 1, res.socket).then((sent) => {
     res.end()
     return sent
   })
