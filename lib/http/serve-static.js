@@ -78,6 +78,8 @@ function createStaticHandler (root, givenOptions) {
     // Mounted at /static, a request for /static must redirect to /static/.
     if (pathname === '/' && !splitUrl(originalUrl).pathname.endsWith('/')) pathname = ''
     const resolved = resolve(pathname)
+    const remembered = rememberable(resolved) ? cache.lookup(resolved.path) : null
+    if (remembered !== null) return serveFile(req, res, remembered, opts, cache, onFound)
     const located = locateFile(resolved, opts)
     if (located === DIRECTORY) {
       if (!redirect || resolved.trailingSlash) throw new HttpError(404)
@@ -86,7 +88,25 @@ function createStaticHandler (root, givenOptions) {
       redirectToDirectory(res, originalUrl)
       return DONE
     }
-    return serveFile(req, res, located, opts, cache, onFound)
+    if (!rememberable(resolved) || located.path === opts.root) return serveFile(req, res, located, opts, cache, onFound)
+    // Found by its name's stat: remembered, if watches can vouch for it, so that
+    // the next request for it needs none (see OpenFileCache.remember()).
+    return serveFile(req, res, located, opts, cache, (entry) => {
+      cache.remember(resolved.path, entry, opts.root, () => relocate(resolved))
+      onFound()
+    })
+  }
+
+  // A request path whose resolved path says what it asks for: a trailing slash in
+  // both or in neither ('/dir%2f' resolves to a directory's path but is no
+  // directory request).
+  function rememberable (resolved) {
+    return resolved.trailingSlash === resolved.path.endsWith(path.sep)
+  }
+
+  function relocate (resolved) {
+    const located = locateFile(resolved, opts)
+    return located === DIRECTORY ? null : located
   }
 
   // A filesystem path below the root (not URL-encoded), as sendFile takes it; a
