@@ -17,7 +17,8 @@
             "NODE_ADDON_API_DISABLE_DEPRECATED",
             "_FILE_OFFSET_BITS=64"
           ],
-          "cflags_cc": ["-isystem", "<(module_root_dir)/<!(node -p \"require('node-addon-api').include_dir\")", "-std=c++17", "-Wall", "-Wextra", "-Wshadow", "-Wconversion", "-Wno-sign-conversion", "-fno-exceptions"],
+          "cflags_cc": ["-isystem", "<(module_root_dir)/<!(node -p \"require('node-addon-api').include_dir\")", "-std=c++17", "-ffunction-sections", "-Wall", "-Wextra", "-Wshadow", "-Wconversion", "-Wno-sign-conversion", "-fno-exceptions", "-fvisibility=hidden", "-fvisibility-inlines-hidden"],
+          "ldflags": ["-Wl,--gc-sections", "-Wl,--as-needed"],
           "cflags_cc!": ["-fno-rtti"]
         }, {
           "type": "none"
