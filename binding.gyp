@@ -8,6 +8,7 @@
             "src/addon.cc",
             "src/errors.cc",
             "src/open_beneath.cc",
+            "src/probe.cc",
             "src/transfer.cc"
           ],
           "defines": [

@@ -1,8 +1,9 @@
 // zcopy native addon: exports the Transfer class (see transfer.h) and
-// openBeneath (see open_beneath.h).
+// openBeneath (see open_beneath.h) and probeKernel (see probe.h).
 #include <napi.h>
 
 #include "open_beneath.h"
+#include "probe.h"
 #include "transfer.h"
 
 namespace {
@@ -13,6 +14,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Transfer", transfer);
   exports.Set("openBeneath", zcopy::OpenBeneathFunction(env));
   exports.Set("close", zcopy::CloseFunction(env));
+  exports.Set("probeKernel", zcopy::ProbeKernelFunction(env));
   return exports;
 }
 
