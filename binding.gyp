@@ -9,6 +9,7 @@
             "src/errors.cc",
             "src/open_beneath.cc",
             "src/socket_cork.cc",
+            "src/probe.cc",
             "src/transfer.cc"
           ],
           "defines": [
