@@ -36,6 +36,7 @@ const { onClose } = require('./on-close')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
 
 const SWEEP_INTERVAL_MS = 10_000
+const SMALL_FILE = 64 * 1024 // the largest file kept in memory
 
 function isSymbolicLink (file) {
   try {
@@ -65,6 +66,9 @@ class OpenFile {
     this.evicted = false
     this.ready = null
     this.closed = new Promise((resolve) => { this.markClosed = resolve })
+    this.body = null // the file's bytes, once it is small and hot (see keepBody())
+    this.hits = 1 // requests that used it, this one included
+    this.bodyTried = false
     this.watched = null // the directories watched for it (see remember())
     this.keys = null // the request paths remembered as naming it
   }
@@ -72,8 +76,11 @@ class OpenFile {
 
 class OpenFileCache {
   // `sweepIntervalMs`: an entry unused for one to two periods is closed.
-  constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS } = {}) {
+  // `memoryBytes`: how many bytes of small, hot files may be kept in memory.
+  constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS, memoryBytes = 0 } = {}) {
     this.max = max
+    this.memoryBytes = memoryBytes
+    this.memoryUsed = 0
     this.sweepIntervalMs = sweepIntervalMs
     this.entries = new Map()
     this.unclosed = new Set() // every entry whose descriptor is not closed yet, cached or not
@@ -214,9 +221,29 @@ class OpenFileCache {
     }
   }
 
+  // A file asked for twice, up to SMALL_FILE bytes, is read once into memory
+  // (within `memoryBytes` in all) and answered with one write from then on. The
+  // read holds the entry like a response does, so its descriptor stays open; bytes
+  // read from a file that changed meanwhile are dropped with the entry when the
+  // change is seen, as a transfer's are.
+  keepBody (entry) {
+    entry.bodyTried = true
+    const size = entry.stat.size
+    if (entry.evicted || size === 0 || size > SMALL_FILE || this.memoryUsed + size > this.memoryBytes) return
+    this.memoryUsed += size
+    entry.users++
+    const bytes = Buffer.allocUnsafe(size)
+    fs.read(entry.fd, bytes, 0, size, 0, (err, read) => {
+      if (!err && read === size && !entry.evicted) entry.body = bytes
+      else this.memoryUsed -= size
+      this.release(entry)
+    })
+  }
+
   use (entry) {
     entry.users++
     entry.recentlyUsed = true
+    if (++entry.hits >= 2 && !entry.bodyTried && entry.stat !== null) this.keepBody(entry)
     this.entries.delete(entry.path) // re-inserted last: the Map's order is the LRU order
     this.entries.set(entry.path, entry)
     return entry
@@ -262,6 +289,10 @@ class OpenFileCache {
     if (entry.evicted) return
     entry.evicted = true
     this.forget(entry)
+    if (entry.body !== null) {
+      this.memoryUsed -= entry.body.length
+      entry.body = null
+    }
     if (entry.users === 0) this.closeEntry(entry)
   }
 

@@ -13,6 +13,7 @@
 
 const { STATUS_CODES } = require('node:http')
 const path = require('node:path')
+const { defaultMaxOpenFiles } = require('./descriptor-limit')
 const { OpenFileCache } = require('./file-cache')
 const { HttpError } = require('./http-error')
 const { DIRECTORY, locateFile } = require('./locate-file')
@@ -23,7 +24,8 @@ const { splitUrl } = require('./request-url')
 const { pathResolver, resolvePath } = require('./resolve-path')
 const { checkDirectoryConfinement, serveFile } = require('./serve-file')
 
-const DEFAULT_MAX_OPEN_FILES = 128
+const DEFAULT_MAX_OPEN_FILES = defaultMaxOpenFiles()
+const DEFAULT_MEMORY_CACHE = 16 * 1024 * 1024
 const DONE = Promise.resolve()
 const ANSWERED = () => true
 const NOTHING = () => {}
@@ -66,7 +68,11 @@ function createStaticHandler (root, givenOptions) {
   if (!Number.isInteger(maxOpenFiles) || maxOpenFiles < 0) {
     throw new TypeError('option maxOpenFiles must be a non-negative integer')
   }
-  const cache = new OpenFileCache({ max: maxOpenFiles })
+  const memoryCache = options.memoryCache === undefined ? DEFAULT_MEMORY_CACHE : options.memoryCache
+  if (!Number.isSafeInteger(memoryCache) || memoryCache < 0) {
+    throw new TypeError('option memoryCache must be a non-negative integer')
+  }
+  const cache = new OpenFileCache({ max: maxOpenFiles, memoryBytes: memoryCache })
   const resolve = pathResolver(opts.root, opts.dotfiles)
 
   // → Promise. Throws (before any file is chosen) or rejects with an HttpError.
