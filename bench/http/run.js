@@ -41,15 +41,34 @@ const { printTables, formatCpu } = require('./table')
 const CONNECTIONS = 16
 const WARM_UP_SECONDS = 1
 
-const { values: args } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '5' },
-    rounds: { type: 'string', default: '3' },
-    cases: { type: 'string' },
-    sizes: { type: 'string' },
-    'no-memory': { type: 'boolean', default: false }
+// Bad options: one line on stderr, exit code 2.
+function usage (message) {
+  console.error(`bench/http/run.js: ${message}`)
+  process.exit(2)
+}
+
+function options () {
+  let values
+  try {
+    ({ values } = parseArgs({
+      options: {
+        seconds: { type: 'string', default: '5' },
+        rounds: { type: 'string', default: '3' },
+        cases: { type: 'string' },
+        sizes: { type: 'string' },
+        'no-memory': { type: 'boolean', default: false }
+      }
+    }))
+    values.cases = selectCases(values)
+  } catch (err) {
+    usage(err.message)
   }
-})
+  const seconds = Number(values.seconds)
+  const rounds = Number(values.rounds)
+  if (!(seconds > 0)) usage(`--seconds takes a positive number, not '${values.seconds}'`)
+  if (!(Number.isInteger(rounds) && rounds > 0)) usage(`--rounds takes a positive whole number, not '${values.rounds}'`)
+  return { cases: values.cases, seconds, rounds, memory: !values['no-memory'] }
+}
 
 async function freePort () {
   const server = net.createServer().listen(0, '127.0.0.1')
@@ -79,8 +98,7 @@ async function start (kind, root) {
 }
 
 // → the cases to run, after dropping the many-files ones when wrk is missing.
-function casesToRun () {
-  const cases = selectCases(args)
+function withoutWrk (cases) {
   if (wrkInstalled || !cases.some(isFileCase)) return cases
   console.log(`no wrk: many-files cases skipped (${cases.filter(isFileCase).join(', ')}; they need a wrk Lua script)`)
   return cases.filter((name) => !isFileCase(name))
@@ -102,16 +120,14 @@ async function runOnce (kind, root, target, seconds) {
 }
 
 async function main () {
-  const cases = casesToRun()
-  const seconds = Number(args.seconds)
-  const rounds = Number(args.rounds)
-  if (!(seconds > 0) || !(Number.isInteger(rounds) && rounds > 0)) throw new Error('--seconds and --rounds take positive numbers')
+  const { cases: selected, seconds, rounds, memory } = options()
+  console.log(machineLine())
+  const cases = withoutWrk(selected)
   if (cases.length === 0) return console.log('nothing to measure')
   const nginx = nginxInstalled()
   const kinds = [...KINDS.filter((kind) => !FLOORS.includes(kind)), ...(nginx ? ['nginx'] : []), ...FLOORS]
   const runs = rounds * cases.length * kinds.length
-  console.log(machineLine())
-  console.log(`load: ${loadTool} -t1 -c${CONNECTIONS}, ${seconds}s per run after a ${WARM_UP_SECONDS}s warm-up, ` +
+  console.log(`load: ${loadTool}${loadTool === 'wrk' ? ' -t1' : ''} -c${CONNECTIONS}, ${seconds}s per run after a ${WARM_UP_SECONDS}s warm-up, ` +
     `${rounds} round${rounds > 1 ? 's' : ''}, a fresh server per run` + (nginx ? '' : '; nginx not installed: skipped'))
   console.log(`${runs} runs, about ${Math.ceil(runs * (seconds + WARM_UP_SECONDS + 0.5) / 60)} min\n`)
   const root = mkdtempSync(join(tmpdir(), 'zcopy-bench-http-'))
@@ -132,7 +148,7 @@ async function main () {
       }
     }
     printTables(results, cases, kinds, rounds)
-    if (!args['no-memory']) await measureMemory(root)
+    if (memory) await measureMemory(root)
   } finally {
     rmSync(root, { recursive: true, force: true })
   }
