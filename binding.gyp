@@ -16,6 +16,7 @@
             "NAPI_VERSION=8",
             "NAPI_DISABLE_CPP_EXCEPTIONS",
             "NODE_ADDON_API_DISABLE_DEPRECATED",
+            "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
             "_FILE_OFFSET_BITS=64"
           ],
           "cflags_cc": ["-isystem", "<(module_root_dir)/<!(node -p \"require('node-addon-api').include_dir\")", "-std=c++17", "-ffunction-sections", "-Wall", "-Wextra", "-Wshadow", "-Wconversion", "-Wno-sign-conversion", "-fno-exceptions", "-fvisibility=hidden", "-fvisibility-inlines-hidden"],
