@@ -34,7 +34,7 @@ function formatJsonLine (entry) {
 // Colour when stdout is a terminal, unless NO_COLOR is set; FORCE_COLOR forces it.
 function useColour (stream = process.stdout, env = process.env) {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false
-  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0') return true
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '' && env.FORCE_COLOR !== '0') return true
   return Boolean(stream.isTTY)
 }
 
