@@ -41,8 +41,9 @@ async function runSingle ({ zcopy, root, config, write, say }) {
   const url = announceListening(say, { root, address, zcopy, config })
   if (config.open) openUrl(url, say)
   await stopped
+  const stopping = instance.stop() // the listener is closed before this returns
   say('zcopy: stopping')
-  await instance.stop()
+  await stopping
 }
 
 exports.handler = async argv => {
