@@ -47,6 +47,31 @@ function startTransfer (outFd, inFd, offset, length, onProgress, head = null, jo
   return startFallbackTransfer(outFd, inFd, offset, length, onProgress, head, job)
 }
 
+// startTransfer for pipeFile's file destinations, with either end given as a path
+// (and -1 as its descriptor): the addon opens it in the pool job that copies the
+// first chunk and closes it in the one that copies the last, so a small copy is
+// one pool job, as fs.copyFile is. `ends` is { sourcePath, destinationPath, end }
+// (end inclusive, -1 for the end of the file); with a source path, `length` is
+// fixed by the addon once the file is open. `done` rejects with code
+// ERR_ZCOPY_NOT_REGULAR when an end it opened is not a regular file (a FIFO, a
+// device), and takeOpened() then hands over what it opened: [sourceFd,
+// destinationFd] (-1: none), the caller's to close; likewise after an
+// EINVAL/ENOSYS/ENOTSUP before any byte (a caller's O_APPEND descriptor).
+function startOpeningTransfer (outFd, inFd, offset, length, onProgress, head, job, ends) {
+  const transfer = new native.Transfer(outFd, inFd, offset, length, CHUNK_SIZE, onProgress, head,
+    ends.sourcePath, ends.destinationPath, ends.end)
+  const handle = {
+    done: null,
+    abort: () => transfer.abort(),
+    headWritten: () => transfer.headWritten(),
+    settled: () => transfer.settled(),
+    takeOpened: () => transfer.takeOpened()
+  }
+  if (job !== null) job.cancel = handle.abort
+  handle.done = transfer.start()
+  return handle
+}
+
 // The pure-JS copy loop behind the same interface (also used where the kernel
 // refuses a descriptor pair, and with `length` null for a non-regular source).
 // `inFlight.read`: see fallback.js; the Job takes it into account in idle().
@@ -242,4 +267,4 @@ function sendfile (outFd, inFd, offset, length, options = {}) {
   return job.finishAfter(done)
 }
 
-module.exports = { Job, sendfile, startFallbackTransfer, startTransfer }
+module.exports = { Job, sendfile, startFallbackTransfer, startOpeningTransfer, startTransfer }
