@@ -298,22 +298,32 @@ function nativePath (path) {
   return path.includes(typeof path === 'string' ? '\u0000' : 0) ? null : path
 }
 
-async function openingTransfer (job, request, target, { start, end, head }, tracker) {
+// Plain promise chains, as toDescriptor: this is the whole of a small copy's
+// JavaScript. Without a signal nothing can abort it, so no Job owns it until a
+// hand-over needs one. The caller's onProgress goes to the addon as is (no
+// callback into JavaScript per chunk when there is none): the addon hands over
+// only before any byte moved, so nothing here needs the count.
+function openingTransfer (target, signal, request, options) {
   const { outFd, inFd, length, ends } = request
+  const { start, head, onProgress } = options
+  const job = signal ? jobFor(target, signal) : null
   let handle = null
-  try {
-    const bytes = await job.run((job) => {
-      handle = startOpeningTransfer(outFd, inFd, start, length, tracker.report, head, job, ends)
-      return handle
-    })
-    return { bytes, zeroCopy: true }
-  } catch (err) {
-    const [inOpened, outOpened] = handle === null ? [-1, -1] : handle.takeOpened()
-    if (inOpened < 0 && outOpened < 0) throw err
-    return await handOver(job, err, handle, { inFd, inOpened, outOpened }, target, { start, end, head }, tracker)
-  } finally {
-    job.finish()
+  const begin = (job) => {
+    handle = startOpeningTransfer(outFd, inFd, start, length, onProgress, head, job, ends)
+    return handle
   }
+  return (job === null ? begin(null).done : job.run(begin)).then((bytes) => {
+    if (job !== null) job.finish()
+    return { bytes, zeroCopy: true }
+  }, (err) => {
+    const [inOpened, outOpened] = handle === null ? [-1, -1] : handle.takeOpened()
+    if (inOpened < 0 && outOpened < 0) {
+      if (job !== null) job.finish()
+      throw err
+    }
+    const owner = job === null ? jobFor(target, null) : job
+    return owner.finishAfter(handOver(owner, err, handle, { inFd, inOpened, outOpened }, target, options, progress(onProgress)))
+  })
 }
 
 // The addon stopped before any byte and handed over what it opened: a FIFO or a
@@ -336,12 +346,22 @@ async function handOver (job, err, handle, { inFd, inOpened, outOpened }, target
   }
 }
 
-async function transfer (source, target, options) {
-  const { start, end, head, signal, onProgress } = options
-  if (signal && signal.aborted) throw abortError(signal)
+// → a promise, never a synchronous throw: the argument checks are done.
+function transfer (source, target, options) {
+  const { signal } = options
+  if (signal && signal.aborted) return Promise.reject(abortError(signal))
+  let request
+  try {
+    request = openingRequest(source, target, options.start, options.end)
+  } catch (err) {
+    return Promise.reject(err) // fstat of a closed descriptor
+  }
+  if (request !== null) return openingTransfer(target, signal, request, options)
+  return classicTransfer(source, target, options)
+}
+
+async function classicTransfer (source, target, { start, end, head, signal, onProgress }) {
   const job = jobFor(target, signal)
-  const request = openingRequest(source, target, start, end)
-  if (request !== null) return openingTransfer(job, request, target, options, progress(onProgress))
   const hold = holdFor(target)
   let file = null
   const opening = openSource(source)
