@@ -64,37 +64,44 @@ ssize_t CopyChunk(int out, int in, off_t* offset, size_t count, CopyMethod* meth
   return sendfile(out, in, offset, count);
 }
 
-void OpenEnds(const OpenSpec& spec, OpenedEnds* result) {
-  auto fail = [result](int error, const char* syscall, const char* path) {
-    result->in.Reset();
-    result->out.Reset();
-    result->error = error;
-    result->syscall = syscall;
-    result->path = path;
-  };
+namespace {
+
+void Fail(OpenedEnds* result, int error, const char* syscall, const char* path) {
+  result->in.Reset();
+  result->out.Reset();
+  result->error = error;
+  result->syscall = syscall;
+  result->path = path;
+}
+
+}  // namespace
+
+void OpenSourceEnd(const OpenSpec& spec, OpenedEnds* result) {
+  if (spec.source_path == nullptr) return;
+  int fd = OpenRetrying(spec.source_path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return Fail(result, errno, "open", spec.source_path);
+  result->in = UniqueFd(fd);
   struct stat st;
-  if (spec.source_path != nullptr) {
-    int fd = OpenRetrying(spec.source_path, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0) return fail(errno, "open", spec.source_path);
-    result->in = UniqueFd(fd);
-    if (fstat(fd, &st) != 0) return fail(errno, "fstat", spec.source_path);
-    // As lib/source.js's byteRange: a directory fails as a read would.
-    if (S_ISDIR(st.st_mode)) return fail(EISDIR, "read", nullptr);
-    if (!S_ISREG(st.st_mode)) {
-      result->not_regular = true;  // a pipe or a device: no length; JavaScript copies it
-      return;
-    }
-    const int64_t size = static_cast<int64_t>(st.st_size);
-    const int64_t last = spec.end < 0 ? size - 1 : std::min(spec.end, size - 1);
-    result->length = std::max<int64_t>(0, last - spec.start + 1);
+  if (fstat(fd, &st) != 0) return Fail(result, errno, "fstat", spec.source_path);
+  // As lib/source.js's byteRange: a directory fails as a read would.
+  if (S_ISDIR(st.st_mode)) return Fail(result, EISDIR, "read", nullptr);
+  if (!S_ISREG(st.st_mode)) {
+    result->not_regular = true;  // a pipe or a device: no length; JavaScript copies it
+    return;
   }
-  if (spec.destination_path != nullptr) {
-    int fd = OpenRetrying(spec.destination_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) return fail(errno, "open", spec.destination_path);
-    result->out = UniqueFd(fd);
-    if (fstat(fd, &st) != 0) return fail(errno, "fstat", spec.destination_path);
-    if (!S_ISREG(st.st_mode)) result->not_regular = true;  // /dev/null, a FIFO: see lib/pipe-file.js
-  }
+  const int64_t size = static_cast<int64_t>(st.st_size);
+  const int64_t last = spec.end < 0 ? size - 1 : std::min(spec.end, size - 1);
+  result->length = std::max<int64_t>(0, last - spec.start + 1);
+}
+
+void OpenDestinationEnd(const OpenSpec& spec, OpenedEnds* result) {
+  if (spec.destination_path == nullptr || result->error != 0 || result->not_regular) return;
+  int fd = OpenRetrying(spec.destination_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return Fail(result, errno, "open", spec.destination_path);
+  result->out = UniqueFd(fd);
+  struct stat st;
+  if (fstat(fd, &st) != 0) return Fail(result, errno, "fstat", spec.destination_path);
+  if (!S_ISREG(st.st_mode)) result->not_regular = true;  // /dev/null, a FIFO: see lib/pipe-file.js
 }
 
 napi_value NotRegularError(napi_env env) {

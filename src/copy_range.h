@@ -3,8 +3,8 @@
 // costs one thread-pool job, open + copy + close, as fs.copyFile does).
 //
 // Used by TransferCore (transfer.cc): CopyChunk() replaces its sendfile(2) call,
-// OpenEnds() is the first step of a transfer given paths. Nothing here touches
-// Node-API but HandoffError().
+// OpenSourceEnd() and OpenDestinationEnd() are the first step of a transfer
+// given paths. Nothing here touches Node-API but NotRegularError().
 #pragma once
 
 #include <node_api.h>
@@ -65,9 +65,9 @@ struct Path {
   }
 };
 
-// What OpenEnds did. On success `in`/`out` hold the descriptors it opened (a
-// side given as a descriptor stays empty) and `length` is the range's length
-// (source path only). `not_regular`: one of the ends it opened is not a regular
+// What OpenSourceEnd/OpenDestinationEnd did. On success `in`/`out` hold the
+// descriptors they opened (a side given as a descriptor stays empty) and
+// `length` is the range's length (source path only). `not_regular`: one of the ends it opened is not a regular
 // file (a FIFO, a device); the caller hands the descriptors to JavaScript,
 // which has the paths for those. `error`/`syscall`/`path` describe a failure,
 // after which nothing is left open.
@@ -81,11 +81,15 @@ struct OpenedEnds {
   const char* path = nullptr;
 };
 
-// Opens the source path (O_RDONLY), checks it and fixes the range, then the
-// destination path (O_WRONLY | O_CREAT | O_TRUNC, 0666 & ~umask, as
-// fs.open(path, 'w')): the destination is created or truncated only once the
-// source is known good. Blocking; runs on a pool thread.
-void OpenEnds(const OpenSpec& spec, OpenedEnds* result);
+// Opens the source path (O_RDONLY), checks it and fixes the range; nothing
+// without a source path. Blocking (a FIFO waits for a writer); runs on a pool
+// thread.
+void OpenSourceEnd(const OpenSpec& spec, OpenedEnds* result);
+
+// Then the destination path (O_WRONLY | O_CREAT | O_TRUNC, 0666 & ~umask, as
+// fs.open(path, 'w')), only once the source is known good; nothing without a
+// destination path. Blocking (a FIFO waits for a reader); pool thread.
+void OpenDestinationEnd(const OpenSpec& spec, OpenedEnds* result);
 
 // The rejection of a transfer that stopped to hand the descriptors it opened to
 // JavaScript (code ERR_ZCOPY_NOT_REGULAR; never seen by users).

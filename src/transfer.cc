@@ -232,10 +232,12 @@ class TransferCore {
   enum class State : uint8_t { kCreated, kStarting, kWorking, kPolling, kDone };
   enum class Outcome : uint8_t { kDone, kAborted, kSystemError, kTruncated, kThrown, kNotRegular };
   // A transfer given paths opens them in its first pool job (kOpening). An abort
-  // that comes while that job has not got past its open() calls (a FIFO waiting
-  // for its other end) takes the job over (kAbandoned): the promise settles at
-  // once and the job only closes what it opened. Otherwise the job owns the
-  // descriptors from then on (kOpened). One atomic decides, on either thread.
+  // that comes while that job has not got past opening the source (a FIFO
+  // waiting for a writer) takes the job over (kAbandoned): the promise settles
+  // at once, and the job closes the source when its open() returns, and opens
+  // nothing more. Otherwise the job owns the transfer from then on (kOpened):
+  // the destination is created or truncated before the promise settles, never
+  // after, and not at all after an abort. One atomic decides, on either thread.
   enum OpenPhase : uint8_t { kNoOpen, kOpening, kOpened, kAbandoned };
 
   // What one pool job did; written on the pool thread, read in AfterWork.
@@ -764,11 +766,13 @@ void TransferCore::WorkCallback(uv_work_t* req) {
 // device, or an abort took the transfer over meanwhile.
 bool TransferCore::OpenInPool() {
   OpenedEnds ends;
-  OpenEnds(open_spec_, &ends);
+  OpenSourceEnd(open_spec_, &ends);
   uint8_t opening = kOpening;
   if (!open_phase_.compare_exchange_strong(opening, kOpened, std::memory_order_acq_rel)) {
-    return false;  // abandoned: `ends` closes what was opened; the rest is the event loop's
+    return false;  // abandoned: `ends` closes the source; the rest is the event loop's
   }
+  if (Aborted()) return false;  // `ends` closes the source; the destination is left alone
+  OpenDestinationEnd(open_spec_, &ends);
   if (open_spec_.source_path != nullptr) {
     in_ = std::move(ends.in);
     if (ends.length >= 0) remaining_ = ends.length;
