@@ -6,6 +6,7 @@
         ["OS=='linux'", {
           "sources": [
             "src/addon.cc",
+            "src/copy_range.cc",
             "src/errors.cc",
             "src/open_beneath.cc",
             "src/socket_cork.cc",

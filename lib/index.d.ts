@@ -6,7 +6,7 @@ import type { Writable } from 'node:stream'
 
 export * from './http/types'
 
-/** True when the native addon is loaded and sendfile(2) is used; false on the pure-JS fallback. */
+/** True when the native addon is loaded and sendfile(2) (copy_file_range(2) file to file) is used; false on the pure-JS fallback. */
 export declare const zeroCopyAvailable: boolean
 
 /** Why the native addon is not loaded; `loadError.code` tells which case it is. */
@@ -83,13 +83,15 @@ export interface PipeFileOptions extends SendfileOptions {
 export interface PipeFileResult {
   /** File bytes written to the destination (the head not included). */
   bytes: number
-  /** Whether the kernel moved them (sendfile) rather than the stream fallback. */
+  /** Whether the kernel moved them (sendfile, or copy_file_range file to file) rather than the stream fallback. */
   zeroCopy: boolean
 }
 
 /**
  * Sends a byte range of a file to a socket, fd, path, WriteStream or any Writable.
- * Zero-copy for non-TLS sockets, pipes and files; streams otherwise, same bytes.
+ * Zero-copy for non-TLS sockets, pipes and files (copy_file_range(2) file to
+ * file, as fs.copyFile; a small copy by path is one thread-pool job); streams
+ * otherwise, same bytes.
  * Never ends a destination it did not open, and never closes a descriptor it did
  * not open (a caller's fd is written with write(2), never wrapped in a stream);
  * destroys a stream destination whose transfer failed or was aborted, and a socket

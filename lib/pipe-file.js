@@ -12,10 +12,12 @@
 const fs = require('node:fs')
 const fsp = require('node:fs/promises')
 const { once } = require('node:events')
+const { fileURLToPath } = require('node:url')
+const { promisify } = require('node:util')
 const { zeroCopyAvailable } = require('./binding')
-const { Job, startFallbackTransfer, startTransfer } = require('./sendfile')
+const { Job, startFallbackTransfer, startOpeningTransfer, startTransfer } = require('./sendfile')
 const { classifyDestination, socketFd, supportsZeroCopy } = require('./destination')
-const { byteRange, openSource, validateSource } = require('./source')
+const { byteRange, isPathLike, openSource, validateSource } = require('./source')
 const { flushed, streamCopy } = require('./stream-copy')
 const { abortError, invalidArgType, outOfRange, prematureCloseError } = require('./errors')
 const {
@@ -27,7 +29,10 @@ const {
 
 // Errors that mean "this descriptor pair cannot sendfile" (O_APPEND files, odd
 // devices) rather than "the transfer failed": retried through the JS copy loop.
-const UNSUPPORTED = new Set(['EINVAL', 'ENOSYS', 'EOPNOTSUPP'])
+// (libuv names EOPNOTSUPP, 95 on Linux, ENOTSUP.)
+const UNSUPPORTED = new Set(['EINVAL', 'ENOSYS', 'EOPNOTSUPP', 'ENOTSUP'])
+
+const close = promisify(fs.close)
 
 const noop = () => {}
 
@@ -161,7 +166,9 @@ function sendToSocket (job, socket, hold, inFd, payload, tracker) {
 
 async function toFileStream (job, stream, inFd, payload, tracker) {
   if (stream.fd === null) await job.wait(once(stream, 'ready'))
-  await job.wait(flushed(stream, '', null))
+  // Its queued writes first; with none queued or in flight, no barrier (a write
+  // of nothing would cost a thread-pool round trip).
+  if (stream.writableLength > 0 || stream.destroyed || stream.writableEnded) await job.wait(flushed(stream, '', null))
   try {
     const result = await toDescriptor(job, stream.fd, inFd, payload, tracker)
     stream.bytesWritten += (payload.head === null ? 0 : payload.head.length) + result.bytes
@@ -242,8 +249,118 @@ async function closeSource (job, file) {
   idle.then(() => file.close()).catch(noop)
 }
 
-async function transfer (source, target, { start, end, head, signal, onProgress }) {
-  if (signal && signal.aborted) throw abortError(signal)
+// File to file, by the addon opening the paths itself: a destination path (any
+// source), or a source path into a caller's descriptor. The pool job that
+// copies the first chunk opens them and the one that copies the last closes
+// them, so a small copy is a single pool job, as fs.copyFile is (see
+// startOpeningTransfer); a file destination takes copy_file_range(2). → the
+// native transfer's arguments, or null when the classic path applies (no
+// addon, another destination, a source descriptor that is not a regular file,
+// a path only Node's own open() can judge).
+function openingRequest (source, target, start, end) {
+  if (!zeroCopyAvailable) return null
+  const request = {
+    outFd: -1,
+    inFd: -1,
+    length: 0,
+    ends: { sourcePath: undefined, destinationPath: undefined, end: end === Infinity ? -1 : end }
+  }
+  if (target.kind === 'path') {
+    request.ends.destinationPath = nativePath(target.path)
+    if (request.ends.destinationPath === null) return null
+  } else if (target.kind === 'fd' && isPathLike(source)) {
+    request.outFd = target.fd
+  } else {
+    return null
+  }
+  if (isPathLike(source)) {
+    request.ends.sourcePath = nativePath(source)
+    return request.ends.sourcePath === null ? null : request
+  }
+  // The caller's descriptor or FileHandle: fstat reads the in-memory inode.
+  request.inFd = typeof source === 'number' ? source : source.fd
+  const range = byteRange(fs.fstatSync(request.inFd), start, end)
+  if (!range.regular) return null
+  request.length = range.length
+  return request
+}
+
+// A path as the addon opens it: a string or a Buffer without NUL bytes, a file:
+// URL converted as fs does; else null (fs.promises.open then reports it).
+function nativePath (path) {
+  if (path instanceof URL) {
+    try {
+      path = fileURLToPath(path)
+    } catch {
+      return null
+    }
+  }
+  return path.includes(typeof path === 'string' ? '\u0000' : 0) ? null : path
+}
+
+// Plain promise chains, as toDescriptor: this is the whole of a small copy's
+// JavaScript. Without a signal nothing can abort it, so no Job owns it until a
+// hand-over needs one. The caller's onProgress goes to the addon as is (no
+// callback into JavaScript per chunk when there is none): the addon hands over
+// only before any byte moved, so nothing here needs the count.
+function openingTransfer (target, signal, request, options) {
+  const { outFd, inFd, length, ends } = request
+  const { start, head, onProgress } = options
+  const job = signal ? jobFor(target, signal) : null
+  let handle = null
+  const begin = (job) => {
+    handle = startOpeningTransfer(outFd, inFd, start, length, onProgress, head, job, ends)
+    return handle
+  }
+  return (job === null ? begin(null).done : job.run(begin)).then((bytes) => {
+    if (job !== null) job.finish()
+    return { bytes, zeroCopy: true }
+  }, (err) => {
+    const [inOpened, outOpened] = handle === null ? [-1, -1] : handle.takeOpened()
+    if (inOpened < 0 && outOpened < 0) {
+      if (job !== null) job.finish()
+      throw err
+    }
+    const owner = job === null ? jobFor(target, null) : job
+    return owner.finishAfter(handOver(owner, err, handle, { inFd, inOpened, outOpened }, target, options, progress(onProgress)))
+  })
+}
+
+// The addon stopped before any byte and handed over what it opened: a FIFO or a
+// device (ERR_ZCOPY_NOT_REGULAR) goes the classic way on those descriptors; a
+// pair the kernel refuses (a caller's O_APPEND descriptor) through the JS loop.
+// Closes what was handed over (the destination first, as toPath does).
+async function handOver (job, err, handle, { inFd, inOpened, outOpened }, target, { start, end, head }, tracker) {
+  const destination = outOpened >= 0 ? { kind: 'fd', fd: outOpened } : target
+  if (inOpened >= 0) inFd = inOpened
+  try {
+    job.check()
+    const range = byteRange(fs.fstatSync(inFd), start, end)
+    if (err.code === 'ERR_ZCOPY_NOT_REGULAR') return await deliver(job, destination, null, inFd, { ...range, head }, tracker)
+    const rest = head === null ? null : head.subarray(handle.headWritten())
+    const bytes = await job.run((job) => startFallbackTransfer(destination.fd, inFd, start, range.length, tracker.report, rest, job))
+    return { bytes, zeroCopy: false }
+  } finally {
+    if (outOpened >= 0) await close(outOpened)
+    if (inOpened >= 0) await closeSource(job, { close: () => close(inOpened) })
+  }
+}
+
+// → a promise, never a synchronous throw: the argument checks are done.
+function transfer (source, target, options) {
+  const { signal } = options
+  if (signal && signal.aborted) return Promise.reject(abortError(signal))
+  let request
+  try {
+    request = openingRequest(source, target, options.start, options.end)
+  } catch (err) {
+    return Promise.reject(err) // fstat of a closed descriptor
+  }
+  if (request !== null) return openingTransfer(target, signal, request, options)
+  return classicTransfer(source, target, options)
+}
+
+async function classicTransfer (source, target, { start, end, head, signal, onProgress }) {
   const job = jobFor(target, signal)
   const hold = holdFor(target)
   let file = null

@@ -33,18 +33,39 @@ const CHUNK_SIZE = 4 * 1024 * 1024
 // start() reaches it.
 function startTransfer (outFd, inFd, offset, length, onProgress, head = null, job = null) {
   if (native) {
-    const transfer = new native.Transfer(outFd, inFd, offset, length, CHUNK_SIZE, onProgress, head)
-    const handle = {
-      done: null,
-      abort: () => transfer.abort(),
-      headWritten: () => transfer.headWritten(),
-      settled: () => transfer.settled()
-    }
-    if (job !== null) job.cancel = handle.abort
-    handle.done = transfer.start()
-    return handle
+    return new NativeHandle(new native.Transfer(outFd, inFd, offset, length, CHUNK_SIZE, onProgress, head), job)
   }
   return startFallbackTransfer(outFd, inFd, offset, length, onProgress, head, job)
+}
+
+// The handle of a native transfer (see startTransfer), started by the constructor.
+class NativeHandle {
+  constructor (transfer, job) {
+    this.transfer = transfer
+    this.done = null
+    this.abort = () => transfer.abort() // called unbound, as a Job's cancel
+    if (job !== null) job.cancel = this.abort
+    this.done = transfer.start()
+  }
+
+  headWritten () { return this.transfer.headWritten() }
+  settled () { return this.transfer.settled() }
+  takeOpened () { return this.transfer.takeOpened() }
+}
+
+// startTransfer for pipeFile's file destinations, with either end given as a path
+// (and -1 as its descriptor): the addon opens it in the pool job that copies the
+// first chunk and closes it in the one that copies the last, so a small copy is
+// one pool job, as fs.copyFile is. `ends` is { sourcePath, destinationPath, end }
+// (end inclusive, -1 for the end of the file); with a source path, `length` is
+// fixed by the addon once the file is open. `done` rejects with code
+// ERR_ZCOPY_NOT_REGULAR when an end it opened is not a regular file (a FIFO, a
+// device), and takeOpened() then hands over what it opened: [sourceFd,
+// destinationFd] (-1: none), the caller's to close; likewise after an
+// EINVAL/ENOSYS/ENOTSUP before any byte (a caller's O_APPEND descriptor).
+function startOpeningTransfer (outFd, inFd, offset, length, onProgress, head, job, ends) {
+  return new NativeHandle(new native.Transfer(outFd, inFd, offset, length, CHUNK_SIZE, onProgress, head,
+    ends.sourcePath, ends.destinationPath, ends.end), job)
 }
 
 // The pure-JS copy loop behind the same interface (also used where the kernel
@@ -119,6 +140,7 @@ class Job {
   hook () {
     if (this.listener !== null || this.state === DONE) return
     const { signal, socket } = this
+    if (signal === null && socket === null) return // nothing to listen to
     const listener = this.listener = () => {
       this.abort(signal !== null && signal.aborted ? abortError(signal) : prematureCloseError())
     }
@@ -242,4 +264,4 @@ function sendfile (outFd, inFd, offset, length, options = {}) {
   return job.finishAfter(done)
 }
 
-module.exports = { Job, sendfile, startFallbackTransfer, startTransfer }
+module.exports = { Job, sendfile, startFallbackTransfer, startOpeningTransfer, startTransfer }

@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <string>
 
+#include "copy_range.h"
 #include "errors.h"
 #include "unique_fd.h"
 
@@ -196,14 +198,23 @@ struct EnvRegistry {
 
 class TransferCore {
  public:
-  // The head's bytes are copied into the same allocation: the pool thread never
-  // reads JS memory. Null when out of memory.
+  // The head's bytes, and the paths of ends to open (see OpenSpec), are copied
+  // into the same allocation: the pool thread never reads JS memory. Null when
+  // out of memory.
   static TransferCore* New(EnvRegistry* registry, int out, int in, int64_t offset, int64_t length,
-                           int64_t chunk, const char* head, size_t head_length) {
-    void* memory = ::operator new(sizeof(TransferCore) + head_length, std::nothrow);
+                           int64_t chunk, const char* head, size_t head_length, const Path& source_path,
+                           const Path& destination_path, int64_t end) {
+    const size_t paths = source_path.Size() + destination_path.Size();
+    void* memory = ::operator new(sizeof(TransferCore) + head_length + paths, std::nothrow);
     if (memory == nullptr) return nullptr;
     auto* core = new (memory) TransferCore(registry, out, in, offset, length, chunk, head_length);
     if (head_length > 0) std::memcpy(core->HeadBytes(), head, head_length);
+    char* at = core->HeadBytes() + head_length;
+    core->open_spec_.source_path = source_path.CopyTo(&at);
+    core->open_spec_.destination_path = destination_path.CopyTo(&at);
+    core->open_spec_.start = offset;
+    core->open_spec_.end = end;
+    core->opens_ = source_path.given || destination_path.given;
     return core;
   }
 
@@ -221,12 +232,26 @@ class TransferCore {
 
   size_t head_written() const { return head_written_; }
   bool settled() const { return state_ == State::kDone; }
+  // The descriptors this transfer opened by path and kept for JavaScript (see
+  // Finish), now the caller's; -1 for none.
+  void TakeOpened(int* in, int* out) {
+    *in = state_ == State::kDone && open_spec_.source_path != nullptr ? in_.Release() : -1;
+    *out = state_ == State::kDone && open_spec_.destination_path != nullptr ? out_.Release() : -1;
+  }
 
  private:
   friend struct EnvRegistry;
 
   enum class State : uint8_t { kCreated, kStarting, kWorking, kPolling, kDone };
-  enum class Outcome : uint8_t { kDone, kAborted, kSystemError, kTruncated, kThrown };
+  enum class Outcome : uint8_t { kDone, kAborted, kSystemError, kTruncated, kThrown, kNotRegular };
+  // A transfer given paths opens them in its first pool job (kOpening). An abort
+  // that comes while that job has not got past opening the source (a FIFO
+  // waiting for a writer) takes the job over (kAbandoned): the promise settles
+  // at once, and the job closes the source when its open() returns, and opens
+  // nothing more. Otherwise the job owns the transfer from then on (kOpened):
+  // the destination is created or truncated before the promise settles, never
+  // after, and not at all after an abort. One atomic decides, on either thread.
+  enum OpenPhase : uint8_t { kNoOpen, kOpening, kOpened, kAbandoned };
 
   // What one pool job did; written on the pool thread, read in AfterWork.
   struct ChunkResult {
@@ -282,7 +307,14 @@ class TransferCore {
   void QueueChunk(napi_env env);
   void WaitWritable(napi_env env);
   void EnsureAsyncContext(napi_env env);
-  ChunkResult RunChunk(int out, int in, int64_t max_bytes) const;
+  ChunkResult RunChunk(int out, int in, int64_t max_bytes);
+  bool OpenInPool();
+  void CloseIfFinished();
+  // Whether a failure leaves the descriptors this transfer opened to JavaScript
+  // (lib/pipe-file.js copies with them when the kernel cannot).
+  bool KeepsForJs(int error, int64_t moved) const {
+    return opens_ && open_error_ == 0 && IsUnsupported(error) && done_ + moved == 0;
+  }
   bool WriteHead(int out, ChunkResult* result) const;
   bool HasWork(const ChunkResult& pending) const {
     return remaining_ > pending.moved || head_written_ + pending.head_moved < head_length_;
@@ -318,6 +350,17 @@ class TransferCore {
   UniqueFd out_;
   UniqueFd in_;
   Sink sink_ = Sink::kFile;
+  CopyMethod method_ = CopyMethod::kSendfile;  // see CopyChunk
+
+  // Ends given as paths (opens_), opened by the first pool job; what that open
+  // found is written there and read on the event loop after it.
+  OpenSpec open_spec_;
+  bool opens_ = false;
+  std::atomic<uint8_t> open_phase_{kNoOpen};
+  bool not_regular_ = false;
+  int open_error_ = 0;
+  const char* open_syscall_ = nullptr;
+  const char* open_path_ = nullptr;
 
   State state_ = State::kCreated;
   std::atomic<bool> aborted_{false};
@@ -394,6 +437,14 @@ napi_value TransferCore::Start(napi_env env) {
 
   if (Aborted()) {
     Finish(env, Outcome::kAborted);
+  } else if (opens_) {
+    // Ends to open first: the whole of a small copy is then one pool job.
+    if (int err = OpenDescriptors()) {
+      Finish(env, Outcome::kSystemError, err, "sendfile");
+    } else {
+      open_phase_.store(kOpening, std::memory_order_relaxed);
+      QueueChunk(env);
+    }
   } else if (!SendEagerly(env)) {
     if (int err = OpenDescriptors()) {
       Finish(env, Outcome::kSystemError, err, "sendfile");
@@ -430,9 +481,17 @@ bool TransferCore::SendEagerly(napi_env env) {
   return true;
 }
 
+// Private dups of the ends given as descriptors (an end given as a path is
+// opened later, in the pool). A destination that is a file takes copy_file_range.
 int TransferCore::OpenDescriptors() {
-  if (int err = OpenSource(in_arg_, &in_)) return err;
-  return OpenSink(out_arg_, &out_, &sink_);
+  if (in_arg_ >= 0) {
+    if (int err = OpenSource(in_arg_, &in_)) return err;
+  }
+  if (out_arg_ >= 0) {
+    if (int err = OpenSink(out_arg_, &out_, &sink_)) return err;
+  }
+  if (sink_ == Sink::kFile) method_ = CopyMethod::kCopyFileRange;
+  return 0;
 }
 
 // One abort path for every state. Called from JS only.
@@ -444,12 +503,20 @@ void TransferCore::Abort(napi_env env) {
       // eager path is seen right after the callback returns.
       aborted_.store(true, std::memory_order_relaxed);
       break;
-    case State::kWorking:
+    case State::kWorking: {
       // The pool job stops at its next sendfile call (or never runs) and
       // AfterWork settles.
       aborted_.store(true, std::memory_order_relaxed);
       if (work_pending_) uv_cancel(reinterpret_cast<uv_req_t*>(&work_));
+      uint8_t opening = kOpening;
+      if (open_phase_.compare_exchange_strong(opening, kAbandoned, std::memory_order_acq_rel)) {
+        // Still opening: the job will touch none of in_/out_ (the dups made at
+        // start) and close what it opens itself.
+        Finish(env, Outcome::kAborted);
+        DropNapi();
+      }
       break;
+    }
     case State::kPolling:
       aborted_.store(true, std::memory_order_relaxed);
       uv_poll_stop(&poll_);
@@ -538,14 +605,14 @@ bool TransferCore::WriteHead(int out, ChunkResult* result) const {
 // Writes the rest of the head, then moves at most `max_bytes` of the file from
 // `in` to `out`, never waiting for a full destination. Runs on a pool thread, or
 // on the event loop for the eager path.
-TransferCore::ChunkResult TransferCore::RunChunk(int out, int in, int64_t max_bytes) const {
+TransferCore::ChunkResult TransferCore::RunChunk(int out, int in, int64_t max_bytes) {
   ChunkResult result;
   if (!WriteHead(out, &result)) return result;
   const int64_t limit = std::min(remaining_, max_bytes);
   off_t offset = static_cast<off_t>(offset_);
   while (result.moved < limit && !Aborted()) {
     size_t count = static_cast<size_t>(std::min(limit - result.moved, kMaxSendfileCount));
-    ssize_t n = sendfile(out, in, &offset, count);
+    ssize_t n = CopyChunk(out, in, &offset, count, &method_);
     if (n > 0) {
       result.moved += n;
     } else if (n == 0) {
@@ -596,6 +663,10 @@ void TransferCore::OnChunkDone(napi_env env) {
 
   if (Aborted()) {
     Finish(env, Outcome::kAborted);
+  } else if (open_error_ != 0) {
+    Finish(env, Outcome::kSystemError, open_error_, open_syscall_);
+  } else if (not_regular_) {
+    Finish(env, Outcome::kNotRegular);
   } else if (result.error != 0) {
     Finish(env, Outcome::kSystemError, result.error, "sendfile");
   } else if (!HasWork()) {
@@ -624,8 +695,14 @@ void TransferCore::Finish(napi_env env, Outcome outcome, int error, const char* 
                           napi_value thrown) {
   state_ = State::kDone;
   ClosePoll();  // uv_close takes the fd out of epoll at once: the dup may close now
-  out_.Reset();
-  in_.Reset();
+  if (outcome == Outcome::kNotRegular || (outcome == Outcome::kSystemError && KeepsForJs(error, 0))) {
+    // What was opened by path goes to JavaScript (TakeOpened); dups close.
+    if (open_spec_.destination_path == nullptr) out_.Reset();
+    if (open_spec_.source_path == nullptr) in_.Reset();
+  } else {
+    out_.Reset();
+    in_.Reset();
+  }
   if (deferred_ == nullptr) return;
   napi_deferred deferred = deferred_;
   deferred_ = nullptr;
@@ -642,7 +719,10 @@ void TransferCore::Finish(napi_env env, Outcome outcome, int error, const char* 
       reason = AbortedError(env);
       break;
     case Outcome::kSystemError:
-      reason = SystemError(env, error, syscall);
+      reason = SystemError(env, error, syscall, open_error_ != 0 ? open_path_ : nullptr);
+      break;
+    case Outcome::kNotRegular:
+      reason = NotRegularError(env);
       break;
     case Outcome::kTruncated:
       reason = TruncatedError(env, offset_, remaining_);
@@ -689,7 +769,45 @@ void TransferCore::OnEnvClosing() {
 
 void TransferCore::WorkCallback(uv_work_t* req) {
   auto* self = static_cast<TransferCore*>(req->data);
+  if (self->open_phase_.load(std::memory_order_acquire) == kOpening && !self->OpenInPool()) return;
   self->result_ = self->RunChunk(self->out_.Get(), self->in_.Get(), self->chunk_);
+  self->CloseIfFinished();
+}
+
+// Pool thread, first job of a transfer given paths: opens them (copy_range.cc).
+// False when there is nothing to copy: the open failed, found a FIFO or a
+// device, or an abort took the transfer over meanwhile.
+bool TransferCore::OpenInPool() {
+  OpenedEnds ends;
+  OpenSourceEnd(open_spec_, &ends);
+  uint8_t opening = kOpening;
+  if (!open_phase_.compare_exchange_strong(opening, kOpened, std::memory_order_acq_rel)) {
+    return false;  // abandoned: `ends` closes the source; the rest is the event loop's
+  }
+  if (Aborted()) return false;  // `ends` closes the source; the destination is left alone
+  OpenDestinationEnd(open_spec_, &ends);
+  if (open_spec_.source_path != nullptr) {
+    in_ = std::move(ends.in);
+    if (ends.length >= 0) remaining_ = ends.length;
+  }
+  if (open_spec_.destination_path != nullptr) out_ = std::move(ends.out);
+  open_error_ = ends.error;
+  open_syscall_ = ends.syscall;
+  open_path_ = ends.path;
+  not_regular_ = ends.not_regular;
+  return open_error_ == 0 && !not_regular_;
+}
+
+// Pool thread: when this job ends the transfer, a file destination's
+// descriptors are closed here rather than on the event loop (closing a file
+// just written may start its writeback: ext4 does on a truncated file). Not a
+// socket's or a pipe's: those may have a poll handle that must go first.
+void TransferCore::CloseIfFinished() {
+  const ChunkResult& result = result_;
+  const bool ends = Aborted() || result.error != 0 || result.eof || !HasWork(result);
+  if (sink_ != Sink::kFile || !ends || KeepsForJs(result.error, result.moved)) return;
+  out_.Reset();
+  in_.Reset();
 }
 
 void TransferCore::AfterWorkCallback(uv_work_t* req, int /*status*/) {
@@ -702,7 +820,7 @@ void TransferCore::AfterWorkCallback(uv_work_t* req, int /*status*/) {
     self->ClosePoll();
     self->out_.Reset();
     self->in_.Reset();
-  } else {
+  } else if (self->state_ != State::kDone) {  // else an abort settled it while it opened
     {
       LoopScope scope(self->env_, self->async_context_);
       self->OnChunkDone(self->env_);
@@ -759,11 +877,33 @@ Napi::Function Transfer::Init(Napi::Env env) {
                          InstanceMethod<&Transfer::Abort>("abort"),
                          InstanceMethod<&Transfer::HeadWritten>("headWritten"),
                          InstanceMethod<&Transfer::Settled>("settled"),
+                         InstanceMethod<&Transfer::TakeOpened>("takeOpened"),
                      },
                      registry);
 }
 
+// An end given as a path (a string, UTF-8, or a Buffer) instead of a descriptor.
+static Path PathArg(const Napi::Value& value, std::string* storage) {
+  Path path;
+  if (value.IsBuffer()) {
+    Napi::Buffer<char> buffer = value.As<Napi::Buffer<char>>();
+    path.given = true;
+    path.data = buffer.Data();
+    path.length = buffer.Length();
+  } else if (value.IsString()) {
+    *storage = value.As<Napi::String>().Utf8Value();
+    path.given = true;
+    path.data = storage->data();
+    path.length = storage->size();
+  }
+  return path;
+}
+
 // Arguments are validated by lib/sendfile.js; this only guards the types.
+// new Transfer(outFd, inFd, offset, length, chunkSize, onProgress?, head?,
+//              sourcePath?, destinationPath?, end?): an end given as a path has
+// -1 as its descriptor; with a source path, `length` is fixed once it is open,
+// from `offset` to `end` (inclusive, -1 for the end of the file).
 Transfer::Transfer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Transfer>(info) {
   Napi::Env env = info.Env();
   const int out = info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : -1;
@@ -771,8 +911,16 @@ Transfer::Transfer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Transfer>(
   const int64_t offset = info[2].IsNumber() ? info[2].As<Napi::Number>().Int64Value() : -1;
   const int64_t length = info[3].IsNumber() ? info[3].As<Napi::Number>().Int64Value() : -1;
   const int64_t chunk = info[4].IsNumber() ? info[4].As<Napi::Number>().Int64Value() : 0;
-  if (out < 0 || in < 0 || offset < 0 || length < 0 || chunk <= 0) {
-    Napi::TypeError::New(env, "Transfer(outFd, inFd, offset, length, chunkSize, onProgress?, head?)")
+  std::string source_storage;
+  std::string destination_storage;
+  const Path source_path = PathArg(info[7], &source_storage);
+  const Path destination_path = PathArg(info[8], &destination_storage);
+  const int64_t end = info[9].IsNumber() ? info[9].As<Napi::Number>().Int64Value() : -1;
+  if ((out < 0 && !destination_path.given) || (in < 0 && !source_path.given) || offset < 0 || length < 0 ||
+      chunk <= 0) {
+    Napi::TypeError::New(env,
+                         "Transfer(outFd, inFd, offset, length, chunkSize, onProgress?, head?, sourcePath?, "
+                         "destinationPath?, end?)")
         .ThrowAsJavaScriptException();
     return;
   }
@@ -784,7 +932,7 @@ Transfer::Transfer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Transfer>(
     head_length = buffer.Length();
   }
   core_ = TransferCore::New(static_cast<EnvRegistry*>(info.Data()), out, in, offset, length, chunk, head,
-                            head_length);
+                            head_length, source_path, destination_path, end);
   if (core_ == nullptr) {
     Napi::Error::New(env, "zcopy: out of memory").ThrowAsJavaScriptException();
     return;
@@ -804,6 +952,20 @@ Napi::Value Transfer::Start(const Napi::CallbackInfo& info) {
 
 void Transfer::Abort(const Napi::CallbackInfo& info) {
   if (core_ != nullptr) core_->Abort(info.Env());
+}
+
+// → [sourceFd, destinationFd]: what a settled transfer opened by path and kept
+// for JavaScript (ERR_ZCOPY_NOT_REGULAR, or EINVAL/ENOSYS/ENOTSUP before any
+// byte), now the caller's to close; -1 where there is none.
+Napi::Value Transfer::TakeOpened(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int in = -1;
+  int out = -1;
+  if (core_ != nullptr) core_->TakeOpened(&in, &out);
+  Napi::Array result = Napi::Array::New(env, 2);
+  result.Set(0u, Napi::Number::New(env, in));
+  result.Set(1u, Napi::Number::New(env, out));
+  return result;
 }
 
 Napi::Value Transfer::HeadWritten(const Napi::CallbackInfo& info) {

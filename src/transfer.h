@@ -29,7 +29,8 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
   // The Transfer class for `env`; registers the environment's cleanup hook.
   static Napi::Function Init(Napi::Env env);
 
-  // new Transfer(outFd, inFd, offset, length, chunkSize, onProgress?, head?)
+  // new Transfer(outFd, inFd, offset, length, chunkSize, onProgress?, head?,
+  //              sourcePath?, destinationPath?, end?)
   explicit Transfer(const Napi::CallbackInfo& info);
   ~Transfer() override;
 
@@ -41,6 +42,7 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
   void Abort(const Napi::CallbackInfo& info);
   Napi::Value HeadWritten(const Napi::CallbackInfo& info);
   Napi::Value Settled(const Napi::CallbackInfo& info);
+  Napi::Value TakeOpened(const Napi::CallbackInfo& info);
 
   TransferCore* core_ = nullptr;
 };
