@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
-#include <sys/stat.h>  // S_ISREG and friends; the stat itself is FileMode()
+#include <sys/stat.h>  // S_ISREG and friends; the stat itself is FileStat()
 #include <sys/syscall.h>
 #include <uv.h>
 
@@ -18,6 +18,7 @@
 
 #include "copy_range.h"
 #include "errors.h"
+#include "file_stat.h"
 #include "unique_fd.h"
 
 namespace zcopy {
@@ -65,17 +66,12 @@ bool RangeCached(int fd, int64_t offset, int64_t length) {
   return stat.nr_cache >= static_cast<uint64_t>(pages);
 }
 
-// The file type of a descriptor. Through libuv (statx(2), falling back to fstat
-// where a seccomp profile refuses statx) rather than glibc's fstat, which since
-// glibc 2.33 is a symbol of that version: the prebuilt binaries must load on
-// glibc 2.28 (Debian 11, Ubuntu 20.04, RHEL 8). A request without a callback is
-// synchronous and never touches a loop.
+// The file type of a descriptor (see file_stat.h).
 int FileMode(int fd, unsigned* mode) {
-  uv_fs_t req;
-  int rc = uv_fs_fstat(nullptr, &req, fd, nullptr);
-  if (rc == 0) *mode = static_cast<unsigned>(req.statbuf.st_mode);
-  uv_fs_req_cleanup(&req);
-  return rc < 0 ? -rc : 0;
+  FileStatus status;
+  if (int err = FileStat(fd, &status)) return err;
+  *mode = status.mode;
+  return 0;
 }
 
 int DupCloexec(int fd, UniqueFd* out) {
