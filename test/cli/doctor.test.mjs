@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
-import { BUILT_ADDON, NEUTRAL_ENV, copyPackage } from '../support/package-copy.mjs'
+import { LOADED_ADDON, NEUTRAL_ENV, copyPackage } from '../support/package-copy.mjs'
 import { expectOneLineUsageError, runCli } from './cli.mjs'
 
 const MiB = 1024 * 1024
@@ -83,7 +83,7 @@ describe('zcopy doctor --json', () => {
     ])
     expectEnvironment(json)
     expect(json.threadPool).toEqual({ size: 4, source: 'default' })
-    expect(json.addon).toEqual({ loaded: true, from: 'build', path: BUILT_ADDON, loadError: null })
+    expect(json.addon).toEqual({ loaded: true, from: LOADED_ADDON.from, path: LOADED_ADDON.path, loadError: null })
     // This machine's kernel is 6.x: every feature zcopy relies on is there.
     expect(Object.keys(json.features)).toEqual(FEATURES)
     for (const name of FEATURES) expect(json.features[name], name).toEqual({ present: true, code: null })
@@ -133,7 +133,7 @@ describe('zcopy doctor (the report)', () => {
     expect(stdout).toMatch(new RegExp(`^  platform +linux ${process.arch}`, 'm'))
     expect(stdout).toContain(`  kernel           ${os.release()}\n`)
     expect(stdout).toMatch(/^ {2}thread pool +4 threads \(libuv default\)$/m)
-    expect(stdout).toContain(`  native addon     ✓ loaded (build): ${BUILT_ADDON}\n`)
+    expect(stdout).toContain(`  native addon     ✓ loaded (${LOADED_ADDON.from}): ${LOADED_ADDON.path}\n`)
     for (const label of ['sendfile', 'copy_file_range', 'openat2', 'cachestat', 'preadv2 RWF_NOWAIT']) {
       expect(stdout).toMatch(new RegExp(`^ +(kernel features +)?✓ ${label} `, 'm'))
     }

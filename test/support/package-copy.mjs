@@ -2,12 +2,21 @@
 // build/ and prebuilds/: lib/, bin/ and package.json, its dependencies through
 // a node_modules symlink. What an install whose addon was never built looks like.
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { makeTempDir } from './files.mjs'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const BUILT_ADDON = path.join(ROOT, 'build', 'Release', 'zcopy.node')
+
+// The binary node-gyp-build loads from this checkout, { path, from }: a build in
+// build/Release when there is one, else the committed prebuild (as after
+// `npm ci`, whose install script builds nothing when the prebuild loads).
+export const LOADED_ADDON = (() => {
+  const file = createRequire(import.meta.url)('node-gyp-build').path(ROOT)
+  return { path: file, from: file.includes(`${path.sep}prebuilds${path.sep}`) ? 'prebuild' : 'build' }
+})()
 
 export function copyPackage () {
   const root = makeTempDir('zcopy-package-')
