@@ -10,15 +10,18 @@
             "src/errors.cc",
             "src/open_beneath.cc",
             "src/socket_cork.cc",
+            "src/probe.cc",
             "src/transfer.cc"
           ],
           "defines": [
             "NAPI_VERSION=8",
             "NAPI_DISABLE_CPP_EXCEPTIONS",
             "NODE_ADDON_API_DISABLE_DEPRECATED",
+            "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
             "_FILE_OFFSET_BITS=64"
           ],
-          "cflags_cc": ["-isystem", "<(module_root_dir)/<!(node -p \"require('node-addon-api').include_dir\")", "-std=c++17", "-Wall", "-Wextra", "-Wshadow", "-Wconversion", "-Wno-sign-conversion", "-fno-exceptions"],
+          "cflags_cc": ["-isystem", "<(module_root_dir)/<!(node -p \"require('node-addon-api').include_dir\")", "-std=c++17", "-ffunction-sections", "-Wall", "-Wextra", "-Wshadow", "-Wconversion", "-Wno-sign-conversion", "-fno-exceptions", "-fvisibility=hidden", "-fvisibility-inlines-hidden"],
+          "ldflags": ["-Wl,--gc-sections", "-Wl,--as-needed"],
           "cflags_cc!": ["-fno-rtti"]
         }, {
           "type": "none"

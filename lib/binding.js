@@ -1,24 +1,81 @@
 'use strict'
 
 // Loads the native addon (a prebuild from prebuilds/ or a local build/) through
-// node-gyp-build. `native` is null when it cannot be loaded, or when
-// ZCOPY_NATIVE=0 asks for the pure-JS fallback; zero-copy is then unavailable.
+// node-gyp-build. When it is not loaded, zero-copy is unavailable, the pure-JS
+// fallback takes over, and `loadError` says why, with a `code`:
+//
+//   ZCOPY_UNSUPPORTED_PLATFORM  not Linux: zero-copy is Linux-only, nothing is loaded
+//   ZCOPY_NATIVE_DISABLED       ZCOPY_NATIVE=0 asks for the fallback
+//   ZCOPY_NATIVE_NOT_FOUND      no prebuild for this platform and no build/ (the
+//                               install script did not run, or the build failed)
+//   ERR_DLOPEN_FAILED           a binary was found but the dynamic loader refused
+//                               it (Node's own error: built for another ABI or libc)
+//   ZCOPY_NATIVE_LOAD_FAILED    anything else that went wrong while loading it
+//
+// `binary` is { path, from } for the file node-gyp-build picked (`from`:
+// 'prebuild', 'build' or 'other', e.g. ZCOPY_PREBUILD), also when loading it
+// failed; null when no file was picked.
 
 const path = require('node:path')
 
-function loadNative () {
-  if (process.env.ZCOPY_NATIVE === '0') return { native: null, loadError: null }
+const ROOT = path.join(__dirname, '..')
+
+function codedError (code, message, cause) {
+  const error = new Error(message, cause === undefined ? undefined : { cause })
+  error.code = code
+  return error
+}
+
+// Where a binary node-gyp-build resolved lives, relative to the package root.
+function binaryOrigin (root, file) {
+  const relative = path.relative(root, file).split(path.sep)
+  if (relative[0] === 'prebuilds') return 'prebuild'
+  if (relative[0] === 'build') return 'build'
+  return 'other'
+}
+
+// → { native, loadError, binary }. `platform` and `env` are parameters so that
+// every branch can be exercised; the module below calls it once for this process.
+function loadNative (root = ROOT, { platform = process.platform, env = process.env } = {}) {
+  if (platform !== 'linux') {
+    const error = codedError('ZCOPY_UNSUPPORTED_PLATFORM',
+      `zero-copy needs Linux (sendfile(2)); on ${platform} zcopy uses the stream fallback`)
+    return { native: null, loadError: error, binary: null }
+  }
+  if (env.ZCOPY_NATIVE === '0') {
+    const error = codedError('ZCOPY_NATIVE_DISABLED',
+      'ZCOPY_NATIVE=0 is set: the native addon was not loaded and zcopy uses the stream fallback')
+    return { native: null, loadError: error, binary: null }
+  }
+  const nodeGypBuild = require('node-gyp-build')
+  let file
   try {
-    return { native: require('node-gyp-build')(path.join(__dirname, '..')), loadError: null }
+    file = nodeGypBuild.resolve(root)
   } catch (err) {
-    return { native: null, loadError: err }
+    // node-gyp-build's "No native build was found for platform=... loaded from: dir"
+    // carries no code; its message (on one line) is the useful part.
+    const error = err && err.code
+      ? err
+      : codedError('ZCOPY_NATIVE_NOT_FOUND', String(err && err.message).trim().replace(/\s*\n\s*/g, '; '), err)
+    return { native: null, loadError: error, binary: null }
+  }
+  const binary = { path: file, from: binaryOrigin(root, file) }
+  try {
+    return { native: require(file), loadError: null, binary }
+  } catch (err) {
+    const error = err && err.code
+      ? err
+      : codedError('ZCOPY_NATIVE_LOAD_FAILED', `could not load ${file}: ${err && err.message}`, err)
+    return { native: null, loadError: error, binary }
   }
 }
 
-const { native, loadError } = loadNative()
+const { native, loadError, binary } = loadNative()
 
 module.exports = {
   native,
   loadError,
-  zeroCopyAvailable: native !== null
+  binary,
+  zeroCopyAvailable: native !== null,
+  loadNative
 }

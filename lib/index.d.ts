@@ -9,6 +9,33 @@ export * from './http/types'
 /** True when the native addon is loaded and sendfile(2) (copy_file_range(2) file to file) is used; false on the pure-JS fallback. */
 export declare const zeroCopyAvailable: boolean
 
+/** Why the native addon is not loaded; `loadError.code` tells which case it is. */
+export type ZcopyLoadErrorCode =
+  /** Not Linux: zero-copy is Linux-only and no addon is loaded. */
+  | 'ZCOPY_UNSUPPORTED_PLATFORM'
+  /** `ZCOPY_NATIVE=0` is set in the environment: the fallback was asked for. */
+  | 'ZCOPY_NATIVE_DISABLED'
+  /** No prebuild for this platform and no local build: the install script did not run or failed. */
+  | 'ZCOPY_NATIVE_NOT_FOUND'
+  /** A binary was found but the dynamic loader refused it (another ABI, libc or architecture). */
+  | 'ERR_DLOPEN_FAILED'
+  /** Anything else that went wrong while loading the binary. */
+  | 'ZCOPY_NATIVE_LOAD_FAILED'
+  | (string & {})
+
+export interface ZcopyLoadError extends Error {
+  code: ZcopyLoadErrorCode
+  /** The underlying error (node-gyp-build's or the loader's), when there is one. */
+  cause?: unknown
+}
+
+/**
+ * `null` when the native addon is loaded (`zeroCopyAvailable` is true); otherwise
+ * the error that kept it from loading. Nothing throws it: zcopy runs on the stream
+ * fallback. `npx zcopy doctor` explains it and says how to fix it.
+ */
+export declare const loadError: ZcopyLoadError | null
+
 export interface SendfileOptions {
   /**
    * Aborts the transfer in whatever state it is (opening, waiting for a socket,

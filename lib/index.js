@@ -1,6 +1,6 @@
 'use strict'
 
-const { zeroCopyAvailable } = require('./binding')
+const { zeroCopyAvailable, loadError } = require('./binding')
 const { sendfile } = require('./sendfile')
 const { pipeFile } = require('./pipe-file')
 const { createReadStream } = require('./read-stream')
@@ -9,6 +9,7 @@ const { HttpError, isHttpError } = require('./http/http-error')
 
 module.exports = {
   zeroCopyAvailable,
+  loadError,
   sendfile,
   pipeFile,
   createReadStream,

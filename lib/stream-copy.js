@@ -36,8 +36,13 @@ function drained (stream, signal) {
   return whenWritable(stream, signal, (done) => stream.once('drain', () => done()))
 }
 
+// A write still queued when the stream is destroyed: its callback gets
+// ERR_STREAM_DESTROYED on Node 20, ECANCELED (libuv cancelled it) on Node 22 and
+// later. The latter is the premature close it stands for.
 function flushed (stream, chunk, signal) {
-  return whenWritable(stream, signal, (done) => stream.write(chunk, done))
+  return whenWritable(stream, signal, (done) => stream.write(chunk, (err) => {
+    done(err && err.code === 'ECANCELED' && stream.destroyed ? prematureCloseError() : err)
+  }))
 }
 
 // Writes `chunk`, waiting for room; the last one resolves once it is handed off.

@@ -1,8 +1,9 @@
-// zcopy native addon: exports the Transfer class (see transfer.h) and
-// openBeneath (see open_beneath.h) and setCork (see socket_cork.h).
+// zcopy native addon: exports the Transfer class (transfer.h), openBeneath and
+// close (open_beneath.h), setCork (socket_cork.h) and probeKernel (probe.h).
 #include <napi.h>
 
 #include "open_beneath.h"
+#include "probe.h"
 #include "socket_cork.h"
 #include "transfer.h"
 
@@ -15,6 +16,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("openBeneath", zcopy::OpenBeneathFunction(env));
   exports.Set("close", zcopy::CloseFunction(env));
   exports.Set("setCork", zcopy::SetCorkFunction(env));
+  exports.Set("probeKernel", zcopy::ProbeKernelFunction(env));
   return exports;
 }
 

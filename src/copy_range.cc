@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <sys/sendfile.h>
-#include <sys/stat.h>
+#include <sys/stat.h>  // S_ISREG and friends; the stat itself is FileStat()
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+
+#include "file_stat.h"
 
 namespace zcopy {
 
@@ -81,15 +83,15 @@ void OpenSourceEnd(const OpenSpec& spec, OpenedEnds* result) {
   int fd = OpenRetrying(spec.source_path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return Fail(result, errno, "open", spec.source_path);
   result->in = UniqueFd(fd);
-  struct stat st;
-  if (fstat(fd, &st) != 0) return Fail(result, errno, "fstat", spec.source_path);
+  FileStatus st;
+  if (int err = FileStat(fd, &st)) return Fail(result, err, "fstat", spec.source_path);
   // As lib/source.js's byteRange: a directory fails as a read would.
-  if (S_ISDIR(st.st_mode)) return Fail(result, EISDIR, "read", nullptr);
-  if (!S_ISREG(st.st_mode)) {
+  if (S_ISDIR(st.mode)) return Fail(result, EISDIR, "read", nullptr);
+  if (!S_ISREG(st.mode)) {
     result->not_regular = true;  // a pipe or a device: no length; JavaScript copies it
     return;
   }
-  const int64_t size = static_cast<int64_t>(st.st_size);
+  const int64_t size = st.size;
   const int64_t last = spec.end < 0 ? size - 1 : std::min(spec.end, size - 1);
   result->length = std::max<int64_t>(0, last - spec.start + 1);
 }
@@ -99,9 +101,9 @@ void OpenDestinationEnd(const OpenSpec& spec, OpenedEnds* result) {
   int fd = OpenRetrying(spec.destination_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) return Fail(result, errno, "open", spec.destination_path);
   result->out = UniqueFd(fd);
-  struct stat st;
-  if (fstat(fd, &st) != 0) return Fail(result, errno, "fstat", spec.destination_path);
-  if (!S_ISREG(st.st_mode)) result->not_regular = true;  // /dev/null, a FIFO: see lib/pipe-file.js
+  FileStatus st;
+  if (int err = FileStat(fd, &st)) return Fail(result, err, "fstat", spec.destination_path);
+  if (!S_ISREG(st.mode)) result->not_regular = true;  // /dev/null, a FIFO: see lib/pipe-file.js
 }
 
 napi_value NotRegularError(napi_env env) {

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
+#include <sys/stat.h>  // S_ISREG and friends; the stat itself is FileStat()
 #include <sys/syscall.h>
 #include <uv.h>
 
@@ -18,6 +18,7 @@
 
 #include "copy_range.h"
 #include "errors.h"
+#include "file_stat.h"
 #include "unique_fd.h"
 
 namespace zcopy {
@@ -65,6 +66,14 @@ bool RangeCached(int fd, int64_t offset, int64_t length) {
   return stat.nr_cache >= static_cast<uint64_t>(pages);
 }
 
+// The file type of a descriptor (see file_stat.h).
+int FileMode(int fd, unsigned* mode) {
+  FileStatus status;
+  if (int err = FileStat(fd, &status)) return err;
+  *mode = status.mode;
+  return 0;
+}
+
 int DupCloexec(int fd, UniqueFd* out) {
   int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (copy < 0) return errno;
@@ -92,13 +101,13 @@ enum class Sink {
 
 // Private descriptor for the destination, and how it takes bytes.
 int OpenSink(int fd, UniqueFd* out, Sink* sink) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return errno;
+  unsigned mode = 0;
+  if (int err = FileMode(fd, &mode)) return err;
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0) return errno;
   bool nonblocking = (flags & O_NONBLOCK) != 0;
 
-  if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
+  if (S_ISREG(mode) || S_ISBLK(mode)) {
     *sink = Sink::kFile;
     return DupCloexec(fd, out);
   }
@@ -106,7 +115,7 @@ int OpenSink(int fd, UniqueFd* out, Sink* sink) {
     *sink = Sink::kStream;
     return DupCloexec(fd, out);
   }
-  if (!S_ISSOCK(st.st_mode) && ReopenNonBlocking(fd, out) == 0) {
+  if (!S_ISSOCK(mode) && ReopenNonBlocking(fd, out) == 0) {
     *sink = Sink::kStream;
     return 0;
   }
@@ -119,16 +128,16 @@ int OpenSink(int fd, UniqueFd* out, Sink* sink) {
 // Whether the caller's descriptor is a socket or pipe that never blocks: the only
 // kind the eager path writes to from the event loop.
 bool IsNonBlockingStream(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) return false;
+  unsigned mode = 0;
+  if (FileMode(fd, &mode) != 0 || S_ISREG(mode) || S_ISBLK(mode)) return false;
   int flags = fcntl(fd, F_GETFL);
   return flags >= 0 && (flags & O_NONBLOCK) != 0;
 }
 
 int OpenSource(int fd, UniqueFd* in) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return errno;
-  if (S_ISDIR(st.st_mode)) return EISDIR;
+  unsigned mode = 0;
+  if (int err = FileMode(fd, &mode)) return err;
+  if (S_ISDIR(mode)) return EISDIR;
   return DupCloexec(fd, in);
 }
 

@@ -112,7 +112,7 @@ describe('the whole sweep in a child process', () => {
       let stdout = ''
       proc.stdout.on('data', (d) => { stdout += d })
       const timer = setTimeout(() => proc.kill('SIGKILL'), 110_000)
-      const [code] = await once(proc, 'exit')
+      const [code] = await once(proc, 'close')
       clearTimeout(timer)
       report = { code, ...JSON.parse(stdout.trim() || '{}') }
     } finally {

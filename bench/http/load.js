@@ -2,6 +2,8 @@
 
 // The load generator, always in its own process: wrk when installed (-t1 -c16,
 // the design's setting), autocannon otherwise. → { tool, requests, requestsPerSecond, errors }
+// With `script` (wrk only), wrk runs that Lua file, which picks each request's
+// path; `args` are passed to its init().
 
 const { execFile, spawnSync } = require('node:child_process')
 const { promisify } = require('node:util')
@@ -10,8 +12,9 @@ const run = promisify(execFile)
 
 const wrkInstalled = spawnSync('wrk', ['--version']).error === undefined
 
-async function withWrk (url, { connections, seconds }) {
-  const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '60s', url], { maxBuffer: 1 << 20 })
+async function withWrk (url, { connections, seconds, script, args = [] }) {
+  const options = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '60s', ...(script ? ['-s', script] : [])]
+  const { stdout } = await run('wrk', [...options, url, ...(args.length ? ['--', ...args.map(String)] : [])], { maxBuffer: 1 << 20 })
   const requests = Number(/(\d+) requests in/.exec(stdout)[1])
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1])
   const bad = /Non-2xx or 3xx responses: (\d+)/.exec(stdout)
@@ -20,7 +23,8 @@ async function withWrk (url, { connections, seconds }) {
   return { tool: 'wrk', requests, requestsPerSecond: rps, errors: (bad ? Number(bad[1]) : 0) + socketErrors }
 }
 
-async function withAutocannon (url, { connections, seconds }) {
+async function withAutocannon (url, { connections, seconds, script }) {
+  if (script) throw new Error('a wrk Lua script needs wrk')
   const bin = require.resolve('autocannon/autocannon.js')
   const { stdout } = await run(process.execPath, [bin, '-j', '-c', String(connections), '-d', String(seconds), url], { maxBuffer: 16 << 20 })
   const result = JSON.parse(stdout)
@@ -31,4 +35,4 @@ function measure (url, options) {
   return wrkInstalled ? withWrk(url, options) : withAutocannon(url, options)
 }
 
-module.exports = { measure, loadTool: wrkInstalled ? 'wrk' : 'autocannon' }
+module.exports = { measure, loadTool: wrkInstalled ? 'wrk' : 'autocannon', wrkInstalled }

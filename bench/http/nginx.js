@@ -13,6 +13,12 @@ function nginxInstalled () {
   return spawnSync('nginx', ['-v']).status === 0
 }
 
+// → e.g. '1.22.1', or undefined when nginx is not installed.
+function nginxVersion () {
+  const { stderr, status } = spawnSync('nginx', ['-v'], { encoding: 'utf8' })
+  return status === 0 ? /nginx\/(\S+)/.exec(stderr)?.[1] : undefined
+}
+
 function config (root, port, prefix) {
   return `
 user root;
@@ -68,4 +74,4 @@ async function waitForPort (port) {
   return false
 }
 
-module.exports = { nginxInstalled, startNginx }
+module.exports = { nginxInstalled, nginxVersion, startNginx }

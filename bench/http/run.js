@@ -3,39 +3,71 @@
 // HTTP benchmark: the same files from zcopy and its peers, side by side in one run
 // (this machine is noisy: compare ratios, not absolute figures).
 //
-//   node bench/http/run.js [--seconds 5] [--sizes 4k,64k,1m,100m] [--no-memory]
+//   node bench/http/run.js [--seconds 5] [--rounds 3] [--cases 4k,64k,1m,100m,files-100,files-5000,files-5000-zipf]
+//                          [--sizes 4k,64k,1m,100m] [--no-memory]
 //
-// Each server runs in its own child process; the load comes from another (wrk
-// -t1 -c16 when installed, else autocannon). nginx (sendfile on) joins when it is
-// installed. Prints a markdown table of req/s with ratios, one of the server's CPU
-// time per request (Linux), then the memory check.
+// --cases: what is measured (default all; `sizes` and `files` name the groups).
+// The sizes are one file each; files-100 and files-5000 are that many 4 KiB files
+// in subdirectories, requested uniformly at random, files-5000-zipf the 5000 with
+// Zipf-like popularity (wrk Lua script; skipped under autocannon). --sizes alone
+// selects those sizes only, as before; with --cases it narrows the sizes.
+//
+// Each server runs in its own child process, a fresh one for every case and
+// round, warmed up for 1 s; the load comes from another (wrk -t1 -c16 when
+// installed, else autocannon). nginx (sendfile on) joins when it is installed.
+// The servers alternate: round 1 runs every kind once per case, then round 2…
+// Prints the machine, a markdown table of req/s (median, min–max over the rounds)
+// with ratios from the medians, one of the server's CPU time per request (Linux,
+// median round), then the memory check.
 
 const { fork } = require('node:child_process')
 const { once } = require('node:events')
-const { randomBytes } = require('node:crypto')
-const { mkdtempSync, rmSync, writeFileSync } = require('node:fs')
+const { randomInt } = require('node:crypto')
+const { mkdtempSync, rmSync } = require('node:fs')
 const net = require('node:net')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { parseArgs } = require('node:util')
+const { selectCases, isFileCase, prepareCase } = require('./cases')
 const { cpuTime, perRequest } = require('./cpu')
-const { measure, loadTool } = require('./load')
+const { measure, loadTool, wrkInstalled } = require('./load')
+const { machineLine } = require('./machine')
 const { measureMemory } = require('./memory')
 const { nginxInstalled, startNginx } = require('./nginx')
-const { KINDS } = require('./server')
+const { KINDS, FLOORS } = require('./server')
+const { formatNumber } = require('./stats')
+const { printTables, formatCpu } = require('./table')
 
-const SIZES = { '4k': 4 * 1024, '64k': 64 * 1024, '1m': 1024 * 1024, '100m': 100 * 1024 * 1024 }
+const CONNECTIONS = 16
+const WARM_UP_SECONDS = 1
 
-const { values: args } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '5' },
-    sizes: { type: 'string', default: Object.keys(SIZES).join(',') },
-    'no-memory': { type: 'boolean', default: false }
+// Bad options: one line on stderr, exit code 2.
+function usage (message) {
+  console.error(`bench/http/run.js: ${message}`)
+  process.exit(2)
+}
+
+function options () {
+  let values
+  try {
+    ({ values } = parseArgs({
+      options: {
+        seconds: { type: 'string', default: '5' },
+        rounds: { type: 'string', default: '3' },
+        cases: { type: 'string' },
+        sizes: { type: 'string' },
+        'no-memory': { type: 'boolean', default: false }
+      }
+    }))
+    values.cases = selectCases(values)
+  } catch (err) {
+    usage(err.message)
   }
-})
-
-function makeFiles (root, sizes) {
-  for (const size of sizes) writeFileSync(join(root, `${size}.bin`), randomBytes(SIZES[size]))
+  const seconds = Number(values.seconds)
+  const rounds = Number(values.rounds)
+  if (!(seconds > 0)) usage(`--seconds takes a positive number, not '${values.seconds}'`)
+  if (!(Number.isInteger(rounds) && rounds > 0)) usage(`--rounds takes a positive whole number, not '${values.rounds}'`)
+  return { cases: values.cases, seconds, rounds, memory: !values['no-memory'] }
 }
 
 async function freePort () {
@@ -65,76 +97,60 @@ async function start (kind, root) {
   }
 }
 
-function ratio (value, base) {
-  return base ? `${(value / base).toFixed(2)}×` : 'n/a'
+// → the cases to run, after dropping the many-files ones when wrk is missing.
+function withoutWrk (cases) {
+  if (wrkInstalled || !cases.some(isFileCase)) return cases
+  console.log(`no wrk: many-files cases skipped (${cases.filter(isFileCase).join(', ')}; they need a wrk Lua script)`)
+  return cases.filter((name) => !isFileCase(name))
+}
+
+// One measurement of `kind` on a case: fresh server, warm-up, then the load.
+async function runOnce (kind, root, target, seconds) {
+  const server = await start(kind, root)
+  try {
+    const url = `http://127.0.0.1:${server.port}${target.path ?? '/'}`
+    const load = (duration) => measure(url, { connections: CONNECTIONS, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)] })
+    await load(WARM_UP_SECONDS) // caches, JIT
+    const before = cpuTime(server.pid)
+    const { requests, requestsPerSecond, errors } = await load(seconds)
+    return { requestsPerSecond, cpu: perRequest(before, cpuTime(server.pid), requests), errors }
+  } finally {
+    await server.stop()
+  }
 }
 
 async function main () {
-  const sizes = args.sizes.split(',')
-  const seconds = Number(args.seconds)
+  const { cases: selected, seconds, rounds, memory } = options()
+  console.log(machineLine())
+  const cases = withoutWrk(selected)
+  if (cases.length === 0) return console.log('nothing to measure')
+  const nginx = nginxInstalled()
+  const kinds = [...KINDS.filter((kind) => !FLOORS.includes(kind)), ...(nginx ? ['nginx'] : []), ...FLOORS]
+  const runs = rounds * cases.length * kinds.length
+  console.log(`load: ${loadTool}${loadTool === 'wrk' ? ' -t1' : ''} -c${CONNECTIONS}, ${seconds}s per run after a ${WARM_UP_SECONDS}s warm-up, ` +
+    `${rounds} round${rounds > 1 ? 's' : ''}, a fresh server per run` + (nginx ? '' : '; nginx not installed: skipped'))
+  console.log(`${runs} runs, about ${Math.ceil(runs * (seconds + WARM_UP_SECONDS + 0.5) / 60)} min\n`)
   const root = mkdtempSync(join(tmpdir(), 'zcopy-bench-http-'))
-  const kinds = nginxInstalled() ? [...KINDS, 'nginx'] : KINDS
-  if (!nginxInstalled()) console.log('nginx not installed: skipped')
-  console.log(`load: ${loadTool}, 16 connections, ${seconds}s per run, Node ${process.version}\n`)
   try {
-    makeFiles(root, sizes)
-    const results = {} // size → kind → { requestsPerSecond, cpu: { user, system } µs per request | null }
-    for (const size of sizes) {
-      results[size] = {}
-      for (const kind of kinds) {
-        const server = await start(kind, root)
-        try {
-          const url = `http://127.0.0.1:${server.port}/${size}.bin`
-          await measure(url, { connections: 16, seconds: 1 }) // warm-up: caches, JIT
-          const before = cpuTime(server.pid)
-          const { requests, requestsPerSecond, errors } = await measure(url, { connections: 16, seconds })
-          const cpu = perRequest(before, cpuTime(server.pid), requests)
-          results[size][kind] = { requestsPerSecond, cpu }
-          console.log(`${size.padEnd(5)} ${kind.padEnd(20)} ${requestsPerSecond.toFixed(0).padStart(8)} req/s${cpu ? `  ${formatCpu(cpu)} µs CPU/request` : ''}${errors ? `  (${errors} errors)` : ''}`)
-        } finally {
-          await server.stop()
+    const targets = Object.fromEntries(cases.map((name) => [name, prepareCase(root, name)]))
+    const results = Object.fromEntries(cases.map((name) => [name, Object.fromEntries(kinds.map((kind) => [kind, []]))]))
+    const caseWidth = Math.max(...cases.map((name) => name.length))
+    const kindWidth = Math.max(...kinds.map((kind) => kind.length))
+    for (let round = 1; round <= rounds; round++) {
+      for (const name of cases) {
+        for (const kind of kinds) {
+          const result = await runOnce(kind, root, targets[name], seconds)
+          results[name][kind].push(result)
+          const { requestsPerSecond, cpu, errors } = result
+          console.log(`round ${round}/${rounds}  ${name.padEnd(caseWidth)}  ${kind.padEnd(kindWidth)}  ` +
+            `${formatNumber(requestsPerSecond).padStart(8)} req/s${cpu ? `  ${formatCpu(cpu)} µs CPU/request` : ''}${errors ? `  (${errors} errors)` : ''}`)
         }
       }
     }
-    printTable(results, sizes, kinds)
-    if (!args['no-memory']) await measureMemory(root)
+    printTables(results, cases, kinds, rounds)
+    if (memory) await measureMemory(root)
   } finally {
     rmSync(root, { recursive: true, force: true })
-  }
-}
-
-function microseconds (value) {
-  return value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US')
-}
-
-function formatCpu ({ user, system }) {
-  return `${microseconds(user + system)} (${microseconds(user)} + ${microseconds(system)})`
-}
-
-function printTable (results, sizes, kinds) {
-  const zcopy = 'zcopy (node:http)'
-  const rps = (size, kind) => results[size][kind].requestsPerSecond
-  console.log(`\n| server | ${sizes.join(' | ')} |`)
-  console.log(`|---|${sizes.map(() => '---').join('|')}|`)
-  for (const kind of kinds) {
-    console.log(`| ${kind} | ${sizes.map((size) => rps(size, kind).toFixed(0)).join(' | ')} |`)
-  }
-  for (const base of kinds.filter((kind) => !kind.startsWith('zcopy'))) {
-    console.log(`| zcopy ÷ ${base} | ${sizes.map((size) => ratio(rps(size, zcopy), rps(size, base))).join(' | ')} |`)
-  }
-  // The same Express app both ways: Express's own per-request work is in both.
-  const inExpress = 'zcopy (Express)'
-  console.log(`| ${inExpress} ÷ express.static | ${sizes.map((size) => ratio(rps(size, inExpress), rps(size, 'express.static'))).join(' | ')} |`)
-  printCpuTable(results, sizes, kinds)
-}
-
-// Server CPU per request, µs: total (user + system).
-function printCpuTable (results, sizes, kinds) {
-  if (!sizes.every((size) => kinds.every((kind) => results[size][kind].cpu !== null))) return
-  console.log(`\n| server CPU µs/request (user + system) | ${sizes.join(' | ')} |`)
-  console.log(`|---|${sizes.map(() => '---').join('|')}|`)
-  for (const kind of kinds) {
-    console.log(`| ${kind} | ${sizes.map((size) => formatCpu(results[size][kind].cpu)).join(' | ')} |`)
   }
 }
 

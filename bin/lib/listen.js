@@ -26,4 +26,4 @@ function listen (server, port, host) {
   })
 }
 
-module.exports = { listen }
+module.exports = { listen, LISTEN_ERRORS: REASONS }

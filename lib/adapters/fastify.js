@@ -9,7 +9,7 @@
 // `${prefix}*`, the prefix given a trailing slash), `decorateReply` (default true:
 // `reply.sendFile(path, [root])`), and zcopy.serveStatic's options (dotfiles,
 // index, extensions, redirect, maxAge, immutable, etag, lastModified, acceptRanges,
-// cacheControl, precompressed, setHeaders, onSent, maxOpenFiles,
+// cacheControl, precompressed, setHeaders, onSent, maxOpenFiles, memoryCache,
 // allowSymlinksOutsideRoot). `fallthrough` has no meaning here.
 //
 // - A file (200/206/304/412/416) or a directory redirect (301) is written by zcopy

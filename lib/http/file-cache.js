@@ -15,16 +15,36 @@
 //   every request) still names the same file: same device, inode, size, mtime and
 //   ctime. A replaced, truncated or rewritten file gets a new entry, so stale bytes
 //   or headers are never served; the old descriptor closes once its last user is done.
+// - Or, without that stat, while change notification vouches for it (lookup() and
+//   remember()): a request path found to name an entry is remembered once inotify
+//   watches every directory from the root's parent down to the file, and the path
+//   was found again, after the watches were set, to name the same file. Any event
+//   on the file or a directory on its way drops the entry and every remembered
+//   path through it. Where a watch cannot be set (network file systems, inotify's
+//   limits, a symbolic link as the file's own name) nothing is remembered and the
+//   per-request stat stays the rule.
 // - Descriptors close when evicted (least recently used beyond `max`, idle for a
 //   sweep period, or stale), and all of them, with the root directories, on clear()
 //   (a server's 'close').
 // - Responses hold an entry between take() or acquire() and release(); it is never
 //   closed under them.
 
+const fs = require('node:fs')
+const path = require('node:path')
+const { DirectoryWatches, directoriesOf, notifiesChanges } = require('./dir-watches')
 const { onClose } = require('./on-close')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
 
 const SWEEP_INTERVAL_MS = 10_000
+const SMALL_FILE = 64 * 1024 // the largest file kept in memory
+
+function isSymbolicLink (file) {
+  try {
+    return fs.lstatSync(file).isSymbolicLink()
+  } catch {
+    return true // cannot tell: not vouched for
+  }
+}
 
 function sameFile (a, b) {
   return a.ino === b.ino && a.dev === b.dev && a.size === b.size &&
@@ -46,19 +66,30 @@ class OpenFile {
     this.evicted = false
     this.ready = null
     this.closed = new Promise((resolve) => { this.markClosed = resolve })
+    this.body = null // the file's bytes, once it is small and hot (see keepBody())
+    this.hits = 1 // requests that used it, this one included
+    this.bodyTried = false
+    this.watched = null // the directories watched for it (see remember())
+    this.keys = null // the request paths remembered as naming it
   }
 }
 
 class OpenFileCache {
   // `sweepIntervalMs`: an entry unused for one to two periods is closed.
-  constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS } = {}) {
+  // `memoryBytes`: how many bytes of small, hot files may be kept in memory.
+  constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS, memoryBytes = 0 } = {}) {
     this.max = max
+    this.memoryBytes = memoryBytes
+    this.memoryUsed = 0
     this.sweepIntervalMs = sweepIntervalMs
     this.entries = new Map()
     this.unclosed = new Set() // every entry whose descriptor is not closed yet, cached or not
     this.sweeper = null
     this.roots = new Map() // root path → ConfinedRoot
     this.clearOnServerClose = () => { this.clear() }
+    this.lookups = new Map() // request path key → OpenFile, see remember()
+    this.watches = null // DirectoryWatches, made on first use
+    this.notifying = new Map() // root → whether its file system reports changes
   }
 
   // The scope files below `root` are opened in: UNCONFINED for null (no root, or
@@ -117,9 +148,102 @@ class OpenFileCache {
     return entry.ready
   }
 
+  // → the entry ({ path, stat }) that `key`, a resolved request path, was
+  // remembered to name, for take() without a stat; or null.
+  lookup (key) {
+    const entry = this.lookups.get(key)
+    return entry === undefined ? null : entry
+  }
+
+  // Remembers that `key` names the open `entry`, below `root`, if change
+  // notification can vouch for it from now on: its directories get watched, then
+  // `relocate()` (the lookup that found it, run again) must find the same file
+  // under the same, non-symlink, name. Synchronous: no event can fall in between.
+  remember (key, entry, root, relocate) {
+    if (entry.evicted || entry.stat === null || this.max === 0 || !this.watchable(root, entry)) return
+    let again
+    try {
+      again = relocate()
+    } catch {
+      return
+    }
+    if (again === null || again.path !== entry.path || !sameFile(again.stat, entry.stat)) return
+    if (entry.keys === null) entry.keys = []
+    entry.keys.push(key)
+    this.lookups.set(key, entry)
+  }
+
+  // Watches the directories that vouch for `entry` (once per entry).
+  watchable (root, entry) {
+    if (entry.watched !== null) return true
+    let notifies = this.notifying.get(root)
+    if (notifies === undefined) {
+      notifies = notifiesChanges(root)
+      this.notifying.set(root, notifies)
+    }
+    const dirs = notifies ? directoriesOf(root, entry.path) : null
+    if (dirs === null || isSymbolicLink(entry.path)) return false
+    if (this.watches === null) this.watches = new DirectoryWatches((changed) => this.changed(changed))
+    if (!this.watches.hold(dirs)) return false
+    entry.watched = dirs
+    return true
+  }
+
+  // inotify reported a change of `changed`: the entries at and below it, and the
+  // request paths that were found through it, are no longer vouched for.
+  changed (changed) {
+    const exact = this.entries.get(changed)
+    if (exact !== undefined) this.evict(exact)
+    this.lookups.delete(changed)
+    this.lookups.delete(changed + path.sep)
+    if (!this.watches.watches.has(changed)) return // not a directory anything was found through
+    const below = changed + path.sep
+    for (const entry of this.entries.values()) {
+      if (entry.path.startsWith(below)) this.evict(entry)
+    }
+    for (const key of this.lookups.keys()) {
+      if (key.startsWith(below)) this.lookups.delete(key)
+    }
+  }
+
+  // An entry no longer vouched for by watches: its remembered paths are dropped and
+  // its watches released.
+  forget (entry) {
+    if (entry.keys !== null) {
+      for (const key of entry.keys) {
+        if (this.lookups.get(key) === entry) this.lookups.delete(key)
+      }
+      entry.keys = null
+    }
+    if (entry.watched !== null) {
+      this.watches.release(entry.watched)
+      entry.watched = null
+    }
+  }
+
+  // A file asked for twice, up to SMALL_FILE bytes, is read once into memory
+  // (within `memoryBytes` in all) and answered with one write from then on. The
+  // read holds the entry like a response does, so its descriptor stays open; bytes
+  // read from a file that changed meanwhile are dropped with the entry when the
+  // change is seen, as a transfer's are.
+  keepBody (entry) {
+    entry.bodyTried = true
+    const size = entry.stat.size
+    if (entry.evicted || size === 0 || size > SMALL_FILE || this.memoryUsed + size > this.memoryBytes) return
+    this.memoryUsed += size
+    entry.users++
+    const bytes = Buffer.allocUnsafe(size)
+    fs.read(entry.fd, bytes, 0, size, 0, (err, read) => {
+      if (!err && read === size && !entry.evicted) entry.body = bytes
+      else this.memoryUsed -= size
+      this.release(entry)
+    })
+  }
+
   use (entry) {
     entry.users++
     entry.recentlyUsed = true
+    if (++entry.hits >= 2 && !entry.bodyTried && entry.stat !== null) this.keepBody(entry)
     this.entries.delete(entry.path) // re-inserted last: the Map's order is the LRU order
     this.entries.set(entry.path, entry)
     return entry
@@ -164,6 +288,11 @@ class OpenFileCache {
     if (this.entries.size === 0) this.stopSweeping()
     if (entry.evicted) return
     entry.evicted = true
+    this.forget(entry)
+    if (entry.body !== null) {
+      this.memoryUsed -= entry.body.length
+      entry.body = null
+    }
     if (entry.users === 0) this.closeEntry(entry)
   }
 

@@ -14,8 +14,9 @@ const { httpError, lookupError, noEntry } = require('./http-error')
 const DIRECTORY = Symbol('directory')
 const NO_ENTRY = { throwIfNoEntry: false }
 
-// fs.Stats, or undefined for ENOENT; ENOTDIR and the rest throw the fs error (send's
-// 404 for ENOTDIR carries it). Synchronous on purpose: see ./stat.
+// fs.Stats, or undefined for ENOENT (on Node 22 and later for ENOTDIR too: noEntry
+// tells them apart); the rest throw the fs error (send's 404 for ENOTDIR carries
+// it). Synchronous on purpose: see ./stat.
 function statOf (file) {
   return fs.statSync(file, NO_ENTRY)
 }

@@ -59,8 +59,8 @@ function openFile (req, located, options, cache) {
 }
 
 // Opens the located file and answers the request with it: → Promise; throws or
-// rejects as openFile() does, rejects as respond() does. `onFound` runs once the
-// file is open and confirmed. When the cache has the file open, everything up to
+// rejects as openFile() does, rejects as respond() does. `onFound(entry)` runs
+// once the file is open and confirmed. When the cache has the file open, everything up to
 // the transfer runs in this call, without a promise in between.
 function serveFile (req, res, located, options, cache, onFound = null) {
   const opened = openFile(req, located, options, cache)
@@ -69,7 +69,7 @@ function serveFile (req, res, located, options, cache, onFound = null) {
 }
 
 function found (req, res, file, options, cache, onFound) {
-  if (onFound !== null) onFound()
+  if (onFound !== null) onFound(file.entry)
   return respond(req, res, file, options, cache)
 }
 
@@ -107,6 +107,11 @@ function answer (req, res, { entry, typePath, encoding, vary }, options) {
   if (req.method === 'HEAD' || length === 0) {
     res.end()
     return NO_BODY
+  }
+  if (entry.body !== null) {
+    // Small and hot: Node writes the head and these bytes together.
+    res.end(entry.body.subarray(range.start, range.end + 1))
+    return Promise.resolve({ bytes: length, zeroCopy: false })
   }
   return sendBody(req, res, entry.fd, range, { ownEncoding: encoding !== null })
 }

@@ -13,6 +13,7 @@
 
 const { STATUS_CODES } = require('node:http')
 const path = require('node:path')
+const { defaultMaxOpenFiles } = require('./descriptor-limit')
 const { OpenFileCache } = require('./file-cache')
 const { HttpError } = require('./http-error')
 const { DIRECTORY, locateFile } = require('./locate-file')
@@ -23,7 +24,8 @@ const { splitUrl } = require('./request-url')
 const { pathResolver, resolvePath } = require('./resolve-path')
 const { checkDirectoryConfinement, serveFile } = require('./serve-file')
 
-const DEFAULT_MAX_OPEN_FILES = 128
+const DEFAULT_MAX_OPEN_FILES = defaultMaxOpenFiles()
+const DEFAULT_MEMORY_CACHE = 16 * 1024 * 1024
 const DONE = Promise.resolve()
 const ANSWERED = () => true
 const NOTHING = () => {}
@@ -66,7 +68,11 @@ function createStaticHandler (root, givenOptions) {
   if (!Number.isInteger(maxOpenFiles) || maxOpenFiles < 0) {
     throw new TypeError('option maxOpenFiles must be a non-negative integer')
   }
-  const cache = new OpenFileCache({ max: maxOpenFiles })
+  const memoryCache = options.memoryCache === undefined ? DEFAULT_MEMORY_CACHE : options.memoryCache
+  if (!Number.isSafeInteger(memoryCache) || memoryCache < 0) {
+    throw new TypeError('option memoryCache must be a non-negative integer')
+  }
+  const cache = new OpenFileCache({ max: maxOpenFiles, memoryBytes: memoryCache })
   const resolve = pathResolver(opts.root, opts.dotfiles)
 
   // → Promise. Throws (before any file is chosen) or rejects with an HttpError.
@@ -78,6 +84,8 @@ function createStaticHandler (root, givenOptions) {
     // Mounted at /static, a request for /static must redirect to /static/.
     if (pathname === '/' && !splitUrl(originalUrl).pathname.endsWith('/')) pathname = ''
     const resolved = resolve(pathname)
+    const remembered = rememberable(resolved) ? cache.lookup(resolved.path) : null
+    if (remembered !== null) return serveFile(req, res, remembered, opts, cache, onFound)
     const located = locateFile(resolved, opts)
     if (located === DIRECTORY) {
       if (!redirect || resolved.trailingSlash) throw new HttpError(404)
@@ -86,7 +94,25 @@ function createStaticHandler (root, givenOptions) {
       redirectToDirectory(res, originalUrl)
       return DONE
     }
-    return serveFile(req, res, located, opts, cache, onFound)
+    if (!rememberable(resolved) || located.path === opts.root) return serveFile(req, res, located, opts, cache, onFound)
+    // Found by its name's stat: remembered, if watches can vouch for it, so that
+    // the next request for it needs none (see OpenFileCache.remember()).
+    return serveFile(req, res, located, opts, cache, (entry) => {
+      cache.remember(resolved.path, entry, opts.root, () => relocate(resolved))
+      onFound()
+    })
+  }
+
+  // A request path whose resolved path says what it asks for: a trailing slash in
+  // both or in neither ('/dir%2f' resolves to a directory's path but is no
+  // directory request).
+  function rememberable (resolved) {
+    return resolved.trailingSlash === resolved.path.endsWith(path.sep)
+  }
+
+  function relocate (resolved) {
+    const located = locateFile(resolved, opts)
+    return located === DIRECTORY ? null : located
   }
 
   // A filesystem path below the root (not URL-encoded), as sendFile takes it; a

@@ -54,8 +54,18 @@ export interface ServeStaticOptions extends FileResponseOptions {
   fallthrough?: boolean
   /** Redirect a directory to its path with a trailing slash (301). Default `true`. */
   redirect?: boolean
-  /** Open files kept in the open-file cache (descriptor + stat, revalidated on every request); `0` disables it. Default `128`. */
+  /**
+   * Open files kept in the open-file cache (descriptor + stat, validated by inotify
+   * watches, or by a stat per request where no watch can be set); `0` disables it.
+   * Default: a quarter of the process's descriptor limit, between 128 and 8192.
+   */
   maxOpenFiles?: number
+  /**
+   * Bytes of small (up to 64 KiB), hot (asked for twice) files kept in memory and
+   * sent with the response head in one write (`onSent` then reports
+   * `zeroCopy: false`); `0` turns it off. Default 16 MiB.
+   */
+  memoryCache?: number
 }
 
 /**

@@ -6,10 +6,11 @@ import { expect } from 'vitest'
 
 export const CLI = fileURLToPath(new URL('../../bin/zcopy.js', import.meta.url))
 
-// Starts the CLI in a process group of its own (see groupAlive); `output()`
-// resolves with { code, signal, stdout, stderr } once it exits.
-export function startCli (args, { env = {} } = {}) {
-  const child = spawn(process.execPath, [CLI, ...args], {
+// Starts the CLI (`cli`: another copy's bin/zcopy.js) in a process group of its
+// own (see groupAlive); `output()` resolves with { code, signal, stdout, stderr }
+// once it exits.
+export function startCli (args, { env = {}, cli = CLI } = {}) {
+  const child = spawn(process.execPath, [cli, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true

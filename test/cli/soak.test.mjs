@@ -24,7 +24,7 @@ async function soak (args) {
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk })
   child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
-  const [code] = await once(child, 'exit')
+  const [code] = await once(child, 'close')
   return { code, stdout, stderr }
 }
 

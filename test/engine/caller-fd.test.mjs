@@ -20,7 +20,7 @@ async function runChild (source, destination) {
   proc.stdout.on('data', (d) => { stdout += d })
   proc.stderr.on('data', (d) => { stderr += d })
   const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000)
-  const [code, signal] = await once(proc, 'exit')
+  const [code, signal] = await once(proc, 'close')
   clearTimeout(timer)
   return { code, signal, stderr, report: stdout.trim() ? JSON.parse(stdout.trim().split('\n')[0]) : null }
 }

@@ -6,9 +6,11 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
+import { native } from '../../lib/binding.js'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
 
 const child = fileURLToPath(new URL('./children/worker-teardown.cjs', import.meta.url))
+const busyChild = fileURLToPath(new URL('./children/worker-busy-terminate.cjs', import.meta.url))
 
 function run () {
   const dir = makeTempDir('zcopy-teardown-')
@@ -43,3 +45,12 @@ it('50 Workers terminated mid-transfer (to a stalled socket, to a file): no cras
     }
   })
 }, 120_000)
+
+it.skipIf(!native)('Workers terminated while they call into the addon: the process lives on', async () => {
+  const result = await new Promise((resolve) => {
+    execFile(process.execPath, [busyChild], { timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? error.code : 0, signal: error ? error.signal : null, stdout, stderr: stderr.split('\n').slice(0, 3).join('\n') })
+    })
+  })
+  expect(result).toEqual({ code: 0, signal: null, stdout: '{"workers":60}', stderr: '' })
+}, 70_000)

@@ -2,9 +2,18 @@
 import * as http from 'node:http'
 import * as net from 'node:net'
 import * as fs from 'node:fs'
-import { createReadStream, pipeFile, sendFile, sendfile, serveStatic, zeroCopyAvailable } from 'zcopy'
+import { createReadStream, loadError, pipeFile, sendFile, sendfile, serveStatic, zeroCopyAvailable } from 'zcopy'
+import type { ZcopyLoadError, ZcopyLoadErrorCode } from 'zcopy'
 
 const available: boolean = zeroCopyAvailable
+const why: ZcopyLoadError | null = loadError
+if (loadError !== null) {
+  const code: ZcopyLoadErrorCode = loadError.code
+  const message: string = loadError.message
+  if (code === 'ZCOPY_NATIVE_DISABLED' || code === 'ZCOPY_NATIVE_NOT_FOUND' || code === 'ERR_DLOPEN_FAILED') void message
+}
+// @ts-expect-error loadError is read-only
+loadError = null
 
 async function main (socket: net.Socket): Promise<void> {
   const bytes: number = await sendfile(1, 0, 0, 10, { signal: AbortSignal.timeout(1000), onProgress: (n: number) => n })
@@ -15,7 +24,7 @@ async function main (socket: net.Socket): Promise<void> {
   const stream = createReadStream('file.bin', { start: 10 })
   const handedOff: boolean = stream.zeroCopy
   stream.pipe(socket)
-  void [available, bytes, moved, zeroCopy, handedOff]
+  void [available, why, bytes, moved, zeroCopy, handedOff]
 }
 
 const middleware = serveStatic('public', {

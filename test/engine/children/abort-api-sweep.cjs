@@ -185,11 +185,11 @@ async function main () {
   await new Promise((resolve) => setTimeout(resolve, 500))
   fs.closeSync(inFd)
   fs.closeSync(outFd)
-  process.stdout.write(JSON.stringify({ results, escaped }) + '\n')
-  process.exit(0)
+  // Exit once the report is out: stdout is a pipe, and process.exit() drops what
+  // the reader has not taken yet (the report is larger than the pipe's buffer).
+  process.stdout.write(JSON.stringify({ results, escaped }) + '\n', () => process.exit(0))
 }
 
 main().catch((err) => {
-  process.stdout.write(JSON.stringify({ failed: String(err && err.stack), escaped }) + '\n')
-  process.exit(3)
+  process.stdout.write(JSON.stringify({ failed: String(err && err.stack), escaped }) + '\n', () => process.exit(3))
 })

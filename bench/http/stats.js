@@ -1,0 +1,39 @@
+'use strict'
+
+// Summaries of the rounds: median with min–max spread, and number formatting.
+
+function sorted (values) {
+  return [...values].sort((a, b) => a - b)
+}
+
+function median (values) {
+  const s = sorted(values)
+  const middle = s.length >> 1
+  return s.length % 2 ? s[middle] : (s[middle - 1] + s[middle]) / 2
+}
+
+// → the middle item when ordered by `key(item)`, or for an even count the
+// field-by-field mean of the two middle items (objects of numbers), so that
+// parts (user, system) still add up to the median whole.
+function medianBy (items, key) {
+  const s = [...items].sort((a, b) => key(a) - key(b))
+  const middle = s.length >> 1
+  if (s.length % 2) return s[middle]
+  const [a, b] = [s[middle - 1], s[middle]]
+  return Object.fromEntries(Object.keys(a).map((field) => [field, (a[field] + b[field]) / 2]))
+}
+
+// 3 significant-ish digits for small figures, whole numbers with separators above.
+function formatNumber (value) {
+  return value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US')
+}
+
+// `22,140 (20,900–23,010)`, or just the value for a single round.
+function formatSpread (values) {
+  const text = formatNumber(median(values))
+  if (values.length < 2) return text
+  const s = sorted(values)
+  return `${text} (${formatNumber(s[0])}–${formatNumber(s[s.length - 1])})`
+}
+
+module.exports = { median, medianBy, formatNumber, formatSpread }

@@ -1,0 +1,79 @@
+'use strict'
+
+// The result tables, markdown: one column per case, one row per server kind
+// (median of the rounds, min–max spread), then zcopy's ratios to each of the
+// others (from the medians), then server CPU per request.
+//
+// results: case → kind → [{ requestsPerSecond, cpu: { user, system } | null, errors }] (one per round)
+
+const { median, medianBy, formatNumber, formatSpread } = require('./stats')
+
+const ZCOPY = 'zcopy (node:http)'
+const LABELS = {
+  'node:http res.end(buffer)': "Node's floor: node:http res.end(buffer)",
+  'static floor (stat + setHeader + res.end)': 'static floor: statSync + 6 × setHeader + res.end(buffer)'
+}
+const SHORT = {
+  'node:http res.end(buffer)': "Node's floor",
+  'static floor (stat + setHeader + res.end)': 'static floor'
+}
+
+function row (label, cells) {
+  return `| ${label} | ${cells.join(' | ')} |`
+}
+
+function header (title, cases) {
+  return `${row(title, cases)}\n|---|${cases.map(() => '---:').join('|')}|`
+}
+
+function ratio (value, base) {
+  return base ? `${(value / base).toFixed(2)}×` : 'n/a'
+}
+
+function printTables (results, cases, kinds, rounds) {
+  const runs = (name, kind) => results[name][kind]
+  const rps = (name, kind) => median(runs(name, kind).map((run) => run.requestsPerSecond))
+  let errors = false
+  const cell = (name, kind) => {
+    const failed = runs(name, kind).some((run) => run.errors > 0)
+    errors ||= failed
+    return formatSpread(runs(name, kind).map((run) => run.requestsPerSecond)) + (failed ? ' *' : '')
+  }
+
+  const spread = rounds > 1 ? `median (min–max) of ${rounds} rounds` : '1 round'
+  console.log(`\n${header(`req/s, ${spread}`, cases)}`)
+  for (const kind of kinds) console.log(row(LABELS[kind] ?? kind, cases.map((name) => cell(name, kind))))
+  for (const base of kinds.filter((kind) => !kind.startsWith('zcopy'))) {
+    console.log(row(`zcopy ÷ ${SHORT[base] ?? base}`, cases.map((name) => ratio(rps(name, ZCOPY), rps(name, base)))))
+  }
+  // The same Express app both ways: Express's own per-request work is in both.
+  if (kinds.includes('zcopy (Express)') && kinds.includes('express.static')) {
+    console.log(row('zcopy (Express) ÷ express.static', cases.map((name) => ratio(rps(name, 'zcopy (Express)'), rps(name, 'express.static')))))
+  }
+  if (errors) console.log('\ncells marked * had errors or non-2xx responses in some round (see the log above)')
+  printCpuTable(results, cases, kinds, rounds)
+}
+
+function formatCpu ({ user, system }) {
+  return `${formatNumber(user + system)} (${formatNumber(user)} + ${formatNumber(system)})`
+}
+
+// The round with the median total (for an even count, the mean of the middle two).
+function medianCpu (runs) {
+  const cpus = runs.map((run) => run.cpu)
+  if (cpus.includes(null)) return null
+  return medianBy(cpus, ({ user, system }) => user + system)
+}
+
+// Server CPU per request, µs: total (user + system).
+function printCpuTable (results, cases, kinds, rounds) {
+  const cells = kinds.map((kind) => cases.map((name) => medianCpu(results[name][kind])))
+  if (cells.every((cpus) => cpus.every((cpu) => cpu === null))) return
+  const of = rounds > 1 ? `, median of ${rounds} rounds` : ''
+  console.log(`\n${header(`server CPU µs/request, user + system${of}`, cases)}`)
+  kinds.forEach((kind, i) => {
+    console.log(row(LABELS[kind] ?? kind, cells[i].map((cpu) => (cpu ? formatCpu(cpu) : 'n/a'))))
+  })
+}
+
+module.exports = { printTables, formatCpu }

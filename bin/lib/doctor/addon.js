@@ -1,0 +1,23 @@
+'use strict'
+
+// The native addon as lib/binding.js found it: loaded or not, from where, and
+// the error that kept it out. Internal to the package (not the public API).
+const binding = require('../../../lib/binding')
+
+function describeError (error) {
+  if (error === null) return null
+  const cause = error.cause instanceof Error ? error.cause.message.trim() : null
+  return { code: error.code ?? null, message: error.message, cause: cause === error.message ? null : cause }
+}
+
+// → { loaded, from: 'prebuild' | 'build' | 'other' | 'none', path, loadError }
+function addonStatus () {
+  return {
+    loaded: binding.native !== null,
+    from: binding.binary ? binding.binary.from : 'none',
+    path: binding.binary ? binding.binary.path : null,
+    loadError: describeError(binding.loadError)
+  }
+}
+
+module.exports = { addonStatus, native: binding.native }

@@ -1,0 +1,58 @@
+'use strict'
+
+// One line: why zero-copy is not working and what to do about it; null when it works.
+
+const REBUILD = 'npm rebuild zcopy --ignore-scripts=false'
+const APPROVE = 'npm install-scripts approve zcopy'
+
+const BINARY = { prebuild: 'the prebuilt binary', build: 'the locally built binary', other: 'the binary' }
+
+function missingTools ({ python3, make, cxx }) {
+  return [python3 ? null : 'python3', make ? null : 'make', cxx ? null : 'a C++ compiler'].filter(Boolean)
+}
+
+function notFound ({ buildTools, env }) {
+  const missing = missingTools(buildTools)
+  if (missing.length > 0) {
+    return 'no prebuilt binary fits this system and the addon was never built; building it needs Python 3, make ' +
+      `and a C++17 compiler, and this system lacks ${missing.join(', ')} (Debian/Ubuntu: apt-get install -y python3 make g++); ` +
+      `then run: ${REBUILD}`
+  }
+  const why = env.npm_config_ignore_scripts === 'true'
+    ? 'npm is set to ignore-scripts=true'
+    : 'its install script did not run (ignore-scripts, or an install-script policy) or failed'
+  return `no prebuilt binary fits this system and the addon was never built: ${why}; build it with: ${REBUILD} ` +
+    `(and, so that later installs build it too: ${APPROVE})`
+}
+
+function firstLine (text) {
+  return String(text).split('\n')[0].trim()
+}
+
+function adviceFor ({ addon, selfTest, platform, buildTools }, env = process.env) {
+  if (!addon.loaded) {
+    const { code, message } = addon.loadError || {}
+    switch (code) {
+      case 'ZCOPY_UNSUPPORTED_PLATFORM':
+        return `zero-copy needs Linux; on ${platform} zcopy works on streams, and there is nothing to fix`
+      case 'ZCOPY_NATIVE_DISABLED':
+        return 'ZCOPY_NATIVE=0 is set, which forces the stream fallback: unset it to use sendfile'
+      case 'ZCOPY_NATIVE_NOT_FOUND':
+        return notFound({ buildTools, env })
+      case 'ERR_DLOPEN_FAILED':
+        return `${BINARY[addon.from] || BINARY.other} does not load here (${firstLine(message)}); ` +
+          `build one for this system with: ${REBUILD}`
+      default:
+        return `the native addon failed to load (${firstLine(message)}); rebuild it with: ${REBUILD}`
+    }
+  }
+  if (selfTest.error !== null) {
+    return `the native addon is loaded but the self-test failed (${selfTest.error.code ?? 'error'}: ${selfTest.error.message}); please report it`
+  }
+  if (!selfTest.zeroCopy) {
+    return 'the native addon is loaded but the self-test\'s bytes went by streams; please report it'
+  }
+  return null
+}
+
+module.exports = { adviceFor, REBUILD }

@@ -1,0 +1,35 @@
+'use strict'
+
+// Everything `zcopy doctor` reports, as one plain object (what --json prints).
+
+const { version } = require('../../../package.json')
+const { createTempDir } = require('../temp-dir')
+const { environment } = require('./environment')
+const { threadPool } = require('./thread-pool')
+const { addonStatus, native } = require('./addon')
+const { buildTools } = require('./build-tools')
+const { probeFeatures } = require('./features')
+const { selfTest } = require('./self-test')
+const { adviceFor } = require('./advice')
+
+async function diagnose (zcopy, env = process.env) {
+  const temp = createTempDir('zcopy-doctor-')
+  try {
+    const report = {
+      zcopy: version,
+      ...environment(),
+      threadPool: threadPool(env),
+      addon: addonStatus(),
+      buildTools: buildTools(env),
+      features: probeFeatures(native, temp.dir),
+      selfTest: await selfTest({ pipeFile: zcopy.pipeFile, dir: temp.dir })
+    }
+    report.zeroCopy = report.addon.loaded && report.selfTest.verified && report.selfTest.zeroCopy
+    report.advice = adviceFor(report, env)
+    return report
+  } finally {
+    temp.remove()
+  }
+}
+
+module.exports = { diagnose }

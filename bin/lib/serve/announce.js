@@ -1,0 +1,34 @@
+'use strict'
+
+// What zcopy serve says about itself on stdout (the access log goes there
+// too): plain lines, or with --log json one object per line.
+
+const { urlsOf } = require('./urls')
+
+function createSay (config, write) {
+  return (message, fields = {}) => {
+    if (config.log === 'json') write(JSON.stringify({ time: new Date().toISOString(), msg: message.replace(/^zcopy: /, ''), ...fields }))
+    else write(message)
+  }
+}
+
+function zeroCopyNote (zcopy, config) {
+  if (config.tls !== null) return 'zero-copy off: TLS is encrypted in user space, stream fallback'
+  return zcopy.zeroCopyAvailable ? 'zero-copy on' : 'zero-copy off: stream fallback'
+}
+
+// The start banner: the URL, whether sendfile is used, the LAN URLs when
+// listening on every interface.
+function announceListening (say, { root, address, zcopy, config, workers = null }) {
+  const { local, network } = urlsOf(address, { tls: config.tls !== null })
+  const note = zeroCopyNote(zcopy, config) + (config.http2 ? ', HTTP/2' : '') +
+    (workers ? `, ${workers.length} workers` : '')
+  say(`zcopy serving ${root} at ${local} (${note}); Ctrl-C to stop`, {
+    root, url: local, network, zeroCopy: config.tls === null && zcopy.zeroCopyAvailable, http2: config.http2, workers
+  })
+  if (config.log !== 'json') for (const url of network) say(`  on your network: ${url}`)
+  if (config.log !== 'json' && workers) say(`  workers: ${workers.join(' ')}`)
+  return local
+}
+
+module.exports = { announceListening, createSay }

@@ -1,0 +1,37 @@
+'use strict'
+
+// One serving process: the app, its server, its access log, its drain.
+
+const { createApp } = require('./app')
+const { createRequestLog, useColour } = require('./request-log')
+const { createServer } = require('./server')
+const { trackConnections } = require('./shutdown')
+
+function createInstance ({ zcopy, root, config, write }) {
+  const log = createRequestLog(write, {
+    format: config.quiet ? 'none' : config.log,
+    colour: config.log === 'text' && useColour()
+  })
+  const app = createApp(zcopy, root, config, log.logRequest, log.onSent)
+  const server = createServer(config, app.handle)
+  const drain = trackConnections(server)
+  return {
+    server,
+    async stop () {
+      await drain(config.shutdownTimeout * 1000)
+      app.close()
+    }
+  }
+}
+
+// Resolves on the first SIGINT or SIGTERM (or `also`, e.g. a message from the
+// cluster primary).
+function stopSignal (also = () => {}) {
+  return new Promise(resolve => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+    also(resolve)
+  })
+}
+
+module.exports = { createInstance, stopSignal }

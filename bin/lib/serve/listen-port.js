@@ -1,0 +1,45 @@
+'use strict'
+
+// Listening for zcopy serve: a port in use is a runtime failure (exit code 1),
+// unless the user chose no port (no --port, no PORT, not in production): then
+// it is said, and any free port is taken instead. An address that is not this
+// machine's stays a usage error.
+
+const { UsageError } = require('../usage-error')
+const { LISTEN_ERRORS } = require('../listen')
+
+function listenOnce (server, port, host) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve(server.address())
+    })
+  })
+}
+
+function describe (error, port, host) {
+  const reason = LISTEN_ERRORS[error.code]
+  if (!reason) return error
+  const message = reason({ port, host })
+  const described = error.code === 'EADDRINUSE' || error.code === 'EACCES' ? new Error(message) : new UsageError(message)
+  described.code = error.code
+  return described
+}
+
+// → server.address(). `say` tells about the fallback.
+async function listenPort (server, { port, fallback, host }, say) {
+  try {
+    return await listenOnce(server, port, host)
+  } catch (error) {
+    if (error.code !== 'EADDRINUSE' || !fallback) throw describe(error, port, host)
+    say(`zcopy: port ${port} is in use; using a free port instead`)
+    try {
+      return await listenOnce(server, 0, host)
+    } catch (again) {
+      throw describe(again, 0, host)
+    }
+  }
+}
+
+module.exports = { listenPort, describeListenError: describe }

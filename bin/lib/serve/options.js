@@ -1,0 +1,155 @@
+'use strict'
+
+// The flags of `zcopy serve`, their checks, and the one object the rest of the
+// command reads (see resolveOptions). Every flag has a one-line example in --help.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const ms = require('ms')
+const { UsageError } = require('../usage-error')
+const { integerInRange } = require('../validate')
+
+const DEFAULT_PORT = 8080
+const DOTFILES = ['allow', 'deny', 'ignore']
+const LOG_FORMATS = ['text', 'json']
+
+// A duration in seconds: a number of seconds ('3600') or an ms-style string
+// ('1h', '7d', '500ms'), at least 0.
+function seconds (name) {
+  return value => {
+    const text = String(value).trim()
+    const millis = /^\d+(\.\d+)?$/.test(text) ? Number(text) * 1000 : ms(text)
+    if (typeof millis !== 'number' || !Number.isFinite(millis) || millis < 0) {
+      throw new UsageError(`--${name} must be a number of seconds or a duration like 1h or 7d, got '${value}'`)
+    }
+    return millis / 1000
+  }
+}
+
+// --dotfiles (alone: allow), --dotfiles allow|deny|ignore, --no-dotfiles (ignore).
+function dotfiles (value) {
+  if (value === false) return 'ignore'
+  if (value === true || value === '') return 'allow'
+  if (!DOTFILES.includes(value)) throw new UsageError(`unknown --dotfiles '${value}' (expected allow, deny or ignore)`)
+  return value
+}
+
+function extensions (value) {
+  const items = [].concat(value).flatMap(item => String(item).split(',')).map(item => item.trim().replace(/^\./, ''))
+  if (items.some(item => !/^[A-Za-z0-9]+$/.test(item))) {
+    throw new UsageError(`--extensions must be a comma-separated list like html,htm, got '${[].concat(value).join(',')}'`)
+  }
+  return items
+}
+
+function workers (value) {
+  if (value === 'auto') return 'auto'
+  return integerInRange('workers', 1, 1024)(value)
+}
+
+function logFormat (value) {
+  if (!LOG_FORMATS.includes(value)) throw new UsageError(`unknown --log '${value}' (expected text or json)`)
+  return value
+}
+
+const options = {
+  port: { alias: 'p', describe: 'Port to listen on (default: $PORT, else 8080; 0 for any free port)', type: 'string', requiresArg: true, coerce: integerInRange('port', 0, 65535) },
+  host: { alias: 'H', describe: 'Address to listen on (0.0.0.0 or :: for every interface)', type: 'string', default: '127.0.0.1', requiresArg: true },
+  single: { alias: 's', describe: 'Single-page app: unknown paths without an extension get /index.html', type: 'boolean', default: false },
+  cors: { describe: 'Allow any origin (Access-Control-Allow-Origin: *, preflight answered)', type: 'boolean', default: false },
+  'max-age': { alias: 'cache', describe: 'Cache-Control max-age, in seconds or like 1h, 7d', type: 'string', default: 0, requiresArg: true, coerce: seconds('max-age') },
+  immutable: { describe: 'Hashed file names (app.3f2a1b9c.js) cached for a year, immutable', type: 'boolean', default: false },
+  etag: { describe: 'Send ETag (--no-etag: do not)', type: 'boolean', default: true },
+  dotfiles: { describe: 'Files and folders named .*: allow, deny (403) or ignore (404)', type: 'string', default: 'ignore', coerce: dotfiles },
+  precompressed: { describe: 'Send file.br / file.gz instead of file when the client accepts it', type: 'boolean', default: false },
+  extensions: { describe: 'Extensions tried for a path without one (comma-separated)', type: 'string', requiresArg: true, coerce: extensions },
+  listing: { describe: 'List folders that have no index.html (HTML, or JSON on Accept: application/json)', type: 'boolean', default: false },
+  'ssl-cert': { describe: 'TLS certificate (PEM): serve HTTPS', type: 'string', requiresArg: true },
+  'ssl-key': { describe: 'TLS private key (PEM)', type: 'string', requiresArg: true },
+  http2: { describe: 'Serve HTTP/2 (with HTTP/1.1 for older clients); needs --ssl-cert and --ssl-key', type: 'boolean', default: false },
+  workers: { alias: 'w', describe: 'Processes serving the port: a number or auto (one per core; default in NODE_ENV=production)', type: 'string', requiresArg: true, coerce: workers },
+  quiet: { alias: 'q', describe: 'No access log', type: 'boolean', default: false },
+  log: { describe: 'Access log format: text or json (one object per line)', type: 'string', default: 'text', requiresArg: true, coerce: logFormat },
+  'shutdown-timeout': { describe: 'On SIGINT/SIGTERM, seconds in-flight responses get to finish', type: 'string', default: 10, requiresArg: true, coerce: seconds('shutdown-timeout') },
+  open: { alias: 'o', describe: 'Open the URL in the browser', type: 'boolean', default: false }
+}
+
+const examples = [
+  ['$0 serve ./dist --port 3000', 'serve ./dist on http://127.0.0.1:3000/ (-p 3000; or PORT=3000)'],
+  ['$0 serve --host 0.0.0.0', 'serve on every interface (the LAN URLs are printed)'],
+  ['$0 serve ./dist --single', 'single-page app: /about gets /index.html, /missing.js is 404'],
+  ['$0 serve --cors', 'let pages from other origins fetch these files'],
+  ['$0 serve --max-age 3600', 'Cache-Control: public, max-age=3600 (also --cache 1h)'],
+  ['$0 serve --immutable', 'app.3f2a1b9c.js: public, max-age=31536000, immutable'],
+  ['$0 serve --no-etag', 'no ETag header'],
+  ['$0 serve --dotfiles deny', '403 for .env, .git/...'],
+  ['$0 serve --precompressed', 'app.js.br / app.js.gz for clients that accept them'],
+  ['$0 serve --extensions html', '/about serves about.html'],
+  ['$0 serve --listing', 'HTML listing of folders without index.html'],
+  ['$0 serve --ssl-cert cert.pem --ssl-key key.pem', 'serve HTTPS'],
+  ['$0 serve --http2 --ssl-cert cert.pem --ssl-key key.pem', 'serve HTTP/2 over TLS'],
+  ['$0 serve --workers auto', 'one process per core'],
+  ['$0 serve --quiet', 'no access log'],
+  ['$0 serve --log json', 'access log as one JSON object per line'],
+  ['$0 serve --shutdown-timeout 30', 'give downloads 30 s to finish on Ctrl-C'],
+  ['$0 serve --open', 'open the URL in the browser']
+]
+
+function readPem (file, flag) {
+  try {
+    return fs.readFileSync(file)
+  } catch (error) {
+    throw new UsageError(`cannot read --${flag} ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.code || error.message}`)
+  }
+}
+
+// → the port and whether another free one may be taken when it is in use: only
+// when the user chose none (no --port, no PORT) and not in production.
+function resolvePort (argv, env) {
+  if (argv.port !== undefined) return { port: argv.port, fallback: false }
+  if (env.PORT !== undefined && env.PORT !== '') {
+    const port = Number(env.PORT)
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new UsageError(`PORT must be an integer from 0 to 65535, got '${env.PORT}'`)
+    }
+    return { port, fallback: false }
+  }
+  return { port: DEFAULT_PORT, fallback: env.NODE_ENV !== 'production' }
+}
+
+function resolveWorkers (argv, env) {
+  const asked = argv.workers === undefined ? (env.NODE_ENV === 'production' ? 'auto' : 1) : argv.workers
+  if (asked !== 'auto') return asked
+  return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length
+}
+
+// The parsed argv → everything the serve command needs, checked (UsageError).
+function resolveOptions (argv, env = process.env) {
+  if (Boolean(argv['ssl-cert']) !== Boolean(argv['ssl-key'])) throw new UsageError('--ssl-cert and --ssl-key go together')
+  if (argv.http2 && !argv['ssl-cert']) throw new UsageError('--http2 needs --ssl-cert and --ssl-key (browsers speak HTTP/2 over TLS only)')
+  const tls = argv['ssl-cert']
+    ? { cert: readPem(argv['ssl-cert'], 'ssl-cert'), key: readPem(argv['ssl-key'], 'ssl-key') }
+    : null
+  return {
+    ...resolvePort(argv, env),
+    host: argv.host,
+    single: argv.single,
+    cors: argv.cors,
+    maxAge: argv['max-age'],
+    immutable: argv.immutable,
+    etag: argv.etag,
+    dotfiles: argv.dotfiles,
+    precompressed: argv.precompressed,
+    extensions: argv.extensions || [],
+    listing: argv.listing,
+    tls,
+    http2: argv.http2,
+    workers: resolveWorkers(argv, env),
+    quiet: argv.quiet,
+    log: argv.log,
+    shutdownTimeout: argv['shutdown-timeout'],
+    open: argv.open
+  }
+}
+
+module.exports = { options, examples, resolveOptions }

@@ -1,0 +1,120 @@
+'use strict'
+
+// --workers N: node:cluster. The primary forks N workers (each runs this same
+// command and serves the port; the primary hands out connections), prints the
+// banner once all of them listen, replaces a worker that crashes (killed by a
+// signal or exiting non-zero once it had been listening), and on SIGINT or
+// SIGTERM tells every worker to drain, then exits 0 when all have. A worker
+// that cannot start (port in use...) stops them all: exit code 1 (2 for a
+// usage error), one line on stderr.
+
+const cluster = require('node:cluster')
+const { announceListening } = require('./announce')
+const { createInstance, stopSignal } = require('./instance')
+const { listenPort } = require('./listen-port')
+const { openUrl } = require('./open')
+const { UsageError } = require('../usage-error')
+
+const FATAL_TO_PRIMARY = 'zcopy:fatal'
+const LISTENING = 'zcopy:listening'
+const STOP = 'zcopy:stop'
+
+async function runWorker ({ zcopy, root, config, write }) {
+  const stopped = stopSignal(resolve => process.on('message', message => { if (message && message.type === STOP) resolve() }))
+  const instance = createInstance({ zcopy, root, config, write })
+  let address
+  try {
+    address = await listenPort(instance.server, config, () => {})
+  } catch (error) {
+    process.send({ type: FATAL_TO_PRIMARY, message: error.message, usage: error instanceof UsageError }, () => process.exit(1))
+    return
+  }
+  process.send({ type: LISTENING, address })
+  await stopped
+  await instance.stop()
+  process.exit(0)
+}
+
+function runPrimary ({ zcopy, root, config, say, count }) {
+  return new Promise(resolve => {
+    const listening = new Map() // worker id → address, once it listens
+    let announced = false
+    let stopping = false
+    let failure = null
+
+    const describeExit = (code, signal) => (signal ? `killed by ${signal}` : `exit code ${code}`)
+
+    function fork () {
+      const worker = cluster.fork()
+      worker.on('message', message => {
+        if (!message || typeof message !== 'object') return
+        if (message.type === LISTENING) onListening(worker, message.address)
+        if (message.type === FATAL_TO_PRIMARY && failure === null) {
+          failure = message
+          stop()
+        }
+      })
+      return worker
+    }
+
+    function onListening (worker, address) {
+      listening.set(worker.id, address)
+      if (announced) {
+        say(`zcopy: worker ${worker.process.pid} listening`, { pid: worker.process.pid })
+        return
+      }
+      if (listening.size < count) return
+      announced = true
+      if (config.port !== 0 && address.port !== config.port) say(`zcopy: port ${config.port} is in use; using a free port instead`)
+      const pids = Object.values(cluster.workers).map(w => w.process.pid)
+      const url = announceListening(say, { root, address, zcopy, config, workers: pids })
+      if (config.open) openUrl(url, say)
+    }
+
+    function stop () {
+      if (stopping) return
+      stopping = true
+      if (failure === null) say('zcopy: stopping')
+      for (const worker of Object.values(cluster.workers)) {
+        if (worker.isConnected()) worker.send({ type: STOP })
+      }
+      // A worker that does not exit in time is killed.
+      setTimeout(() => {
+        for (const worker of Object.values(cluster.workers)) worker.process.kill('SIGKILL')
+      }, config.shutdownTimeout * 1000 + 5000).unref()
+    }
+
+    cluster.on('exit', (worker, code, signal) => {
+      const wasListening = listening.delete(worker.id)
+      if (stopping || failure !== null) {
+        if (Object.keys(cluster.workers).length === 0) finish()
+        return
+      }
+      if (!wasListening) {
+        failure = { message: `a worker could not start (${describeExit(code, signal)})`, usage: false }
+        stop()
+        if (Object.keys(cluster.workers).length === 0) finish()
+        return
+      }
+      if (signal || code !== 0) {
+        const next = fork()
+        say(`zcopy: worker ${worker.process.pid} ${describeExit(code, signal)}; started worker ${next.process.pid}`, { pid: worker.process.pid, code, signal, replacement: next.process.pid })
+      } else if (Object.keys(cluster.workers).length === 0) {
+        finish()
+      }
+    })
+
+    function finish () {
+      if (failure !== null) {
+        process.stderr.write(`zcopy: ${failure.message}${failure.usage ? " (see 'zcopy --help')" : ''}\n`)
+        process.exitCode = failure.usage ? 2 : 1
+      }
+      resolve()
+    }
+
+    stopSignal().then(stop)
+    for (let i = 0; i < count; i++) fork()
+  })
+}
+
+module.exports = { runPrimary, runWorker, isWorker: () => cluster.isWorker }

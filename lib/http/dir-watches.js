@@ -1,0 +1,138 @@
+'use strict'
+
+// Change notification for the open-file cache: inotify, through fs.watch, on the
+// directories that lead to cached files. A watch on a directory reports every
+// entry of it that is created, deleted, renamed, written or has its attributes
+// changed, and the directory itself moving or going away; so a file whose
+// directories from the root down are all watched cannot change, be replaced or
+// be moved away without an event naming it or one of its directories.
+//
+// `onChange(file)` gets the path that changed: the file or directory itself and
+// everything below it must be treated as stale. Events come on the event loop:
+// a change is seen once the loop has read its event (the same turn for a request
+// that arrives after it).
+//
+// Watches are shared and counted: hold(dirs) takes one reference on each
+// directory (watching it on first use), release(dirs) gives them back (the watch
+// closes with its last reference). A directory that cannot be watched (inotify's
+// per-user limit, a file system without notification, permissions) fails hold(),
+// and the caller validates such files by other means.
+
+const fs = require('node:fs')
+const path = require('node:path')
+
+// File systems where inotify sees only this host's changes, not the server's or
+// other clients': statfs(2) f_type values (linux/magic.h).
+const REMOTE_FILE_SYSTEMS = new Set([
+  0x6969, // NFS
+  0x517b, // SMB
+  0xff534d42, // CIFS
+  0xfe534d42, // SMB2
+  0x65735546, // FUSE (sshfs, s3fs, ...)
+  0x00c36400, // Ceph
+  0x5346414f, // AFS
+  0x01021997, // 9P (virtio-fs shares, WSL)
+  0x47504653, // GPFS
+  0x0bd00bd0 // Lustre
+])
+
+// Whether changes under `dir` are reported by inotify (false for network file
+// systems, and where statfs is unavailable).
+function notifiesChanges (dir) {
+  try {
+    return !REMOTE_FILE_SYSTEMS.has(fs.statfsSync(dir).type)
+  } catch {
+    return false
+  }
+}
+
+class DirectoryWatches {
+  constructor (onChange) {
+    this.onChange = onChange
+    this.watches = new Map() // directory → { watcher, users }
+  }
+
+  // Takes a reference on each directory of `dirs`, watching those not watched yet.
+  // → true when every one is watched; false (and no reference kept) otherwise.
+  hold (dirs) {
+    for (let i = 0; i < dirs.length; i++) {
+      if (!this.holdOne(dirs[i])) {
+        this.release(dirs.slice(0, i))
+        return false
+      }
+    }
+    return true
+  }
+
+  holdOne (dir) {
+    let watch = this.watches.get(dir)
+    if (watch === undefined) {
+      let watcher
+      try {
+        watcher = fs.watch(dir, { persistent: false }, (event, name) => this.changed(dir, name))
+      } catch {
+        return false
+      }
+      watch = { watcher, users: 0 }
+      // A watch that fails later (its directory gone, the queue overflowed) can
+      // no longer vouch for anything below it.
+      watcher.on('error', () => this.lost(dir))
+      this.watches.set(dir, watch)
+    }
+    watch.users++
+    return true
+  }
+
+  release (dirs) {
+    for (const dir of dirs) {
+      const watch = this.watches.get(dir)
+      if (watch === undefined) continue
+      if (--watch.users === 0) {
+        this.watches.delete(dir)
+        watch.watcher.close()
+      }
+    }
+  }
+
+  // An event for `name` in `dir`. libuv names a watched directory's own move or
+  // deletion by the directory's base name: that is taken as the directory itself
+  // changing too. No name: anything in `dir` may have changed.
+  changed (dir, name) {
+    if (name === null || name === undefined) return this.onChange(dir)
+    const entry = String(name)
+    if (entry === path.basename(dir)) this.onChange(dir)
+    this.onChange(path.join(dir, entry))
+  }
+
+  lost (dir) {
+    const watch = this.watches.get(dir)
+    if (watch === undefined) return
+    this.watches.delete(dir)
+    watch.watcher.close()
+    this.onChange(dir)
+  }
+
+  close () {
+    for (const { watcher } of this.watches.values()) watcher.close()
+    this.watches.clear()
+  }
+}
+
+// The directories whose watches vouch for `file` below `root`: the root's parent
+// (a deploy that swaps the root's symlink renames in there), the root, and every
+// directory between the root and the file.
+// null when `file` is not below `root`.
+function directoriesOf (root, file) {
+  const dirs = [path.dirname(root), root]
+  const relative = path.relative(root, path.dirname(file))
+  if (relative === '') return dirs
+  if (relative.startsWith('..') || path.isAbsolute(relative)) return null
+  let dir = root
+  for (const segment of relative.split(path.sep)) {
+    dir = path.join(dir, segment)
+    dirs.push(dir)
+  }
+  return dirs
+}
+
+module.exports = { DirectoryWatches, directoriesOf, notifiesChanges }

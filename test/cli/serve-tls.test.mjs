@@ -1,0 +1,75 @@
+import { afterAll, describe, expect, test } from 'vitest'
+import fs from 'node:fs'
+import http2 from 'node:http2'
+import https from 'node:https'
+import { fileURLToPath } from 'node:url'
+import { expectOneLineUsageError, runCli } from './cli.mjs'
+import { makeRoot, startServe } from './serve-helpers.mjs'
+
+const cert = fileURLToPath(new URL('../fixtures/http/localhost-cert.pem', import.meta.url))
+const key = fileURLToPath(new URL('../fixtures/http/localhost-key.pem', import.meta.url))
+const ca = fs.readFileSync(cert)
+const content = Buffer.alloc(300 * 1024, 'z')
+const root = makeRoot({ 'hello.txt': 'hello\n', 'big.txt': content })
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
+
+function httpsGet (url) {
+  return new Promise((resolve, reject) => {
+    https.get(url, { ca, agent: false }, res => {
+      const chunks = []
+      res.on('data', chunk => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode, version: res.httpVersion, body: Buffer.concat(chunks) }))
+    }).on('error', reject)
+  })
+}
+
+function h2Get (origin, path) {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(origin, { ca })
+    session.on('error', reject)
+    const stream = session.request({ ':path': path })
+    const chunks = []
+    let headers
+    stream.on('response', h => { headers = h })
+    stream.on('data', chunk => chunks.push(chunk))
+    stream.on('end', () => {
+      session.close()
+      resolve({ status: headers[':status'], body: Buffer.concat(chunks) })
+    })
+    stream.on('error', reject)
+  })
+}
+
+describe('zcopy serve over TLS', () => {
+  test('--ssl-cert/--ssl-key: HTTPS, the stream fallback said so', async () => {
+    const server = await startServe(root, ['--ssl-cert', cert, '--ssl-key', key])
+    expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/$/)
+    expect(server.cli.stdout()).toMatch(/zero-copy off: TLS is encrypted in user space, stream fallback/)
+    const hello = await httpsGet(new URL('hello.txt', server.url))
+    expect(hello.status).toBe(200)
+    expect(hello.body.toString()).toBe('hello\n')
+    expect((await httpsGet(new URL('big.txt', server.url))).body.equals(content)).toBe(true)
+    const { code, stdout } = await server.stop()
+    expect(code).toBe(0)
+    expect(stdout).toMatch(/^GET \/big\.txt 200 307200 B \d+\.\d ms stream$/m)
+  })
+
+  test('--http2: HTTP/2 for h2 clients, HTTP/1.1 for the others', async () => {
+    const server = await startServe(root, ['--http2', '--ssl-cert', cert, '--ssl-key', key])
+    expect(server.cli.stdout()).toMatch(/, HTTP\/2\)/)
+    const origin = server.url.replace(/\/$/, '')
+    const h2 = await h2Get(origin, '/big.txt')
+    expect(h2.status).toBe(200)
+    expect(h2.body.equals(content)).toBe(true)
+    expect((await h2Get(origin, '/nope')).status).toBe(404)
+    const h1 = await httpsGet(new URL('hello.txt', server.url))
+    expect(h1.version).toBe('1.1')
+    expect(h1.body.toString()).toBe('hello\n')
+    const { code } = await server.stop()
+    expect(code).toBe(0)
+  })
+
+  test('a certificate TLS refuses: one line, exit code 2', async () => {
+    expectOneLineUsageError(await runCli(['serve', root, '--port', '0', '--ssl-cert', key, '--ssl-key', cert]), /--ssl-cert\/--ssl-key: /)
+  })
+})

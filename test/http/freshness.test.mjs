@@ -1,0 +1,203 @@
+// The open-file cache answers a known path without a stat while inotify vouches
+// for it. Whatever happens to the file on disk (rewritten, replaced, truncated,
+// deleted, shadowed by a new name, its directory or the root swapped), the next
+// request once the change's event is read serves what is on disk now; under load,
+// with files replaced while clients download them, every body is one whole
+// version of the file.
+
+import http from 'node:http'
+import { createHash, randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import zcopy from '../../lib/index.js'
+import { listen, request } from '../fixtures/http/net.mjs'
+
+// inotify's events are read on the event loop's next turns.
+const SEEN = 30
+
+let base, root, app
+
+function serve (options = {}) {
+  const middleware = zcopy.serveStatic(root, { extensions: ['html'], ...options })
+  return listen((req, res) => middleware(req, res, () => { res.statusCode = 404; res.end('not found') }))
+}
+
+beforeEach(async () => {
+  base = fs.realpathSync(await mkdtemp(join(tmpdir(), 'zcopy-fresh-')))
+  root = join(base, 'public')
+  fs.mkdirSync(join(root, 'assets/js'), { recursive: true })
+  fs.writeFileSync(join(root, 'a.txt'), 'version one\n')
+  fs.writeFileSync(join(root, 'page.html'), '<p>page.html</p>\n')
+  fs.writeFileSync(join(root, 'assets/js/app.js'), '// app one\n')
+  fs.mkdirSync(join(root, 'docs'))
+  fs.writeFileSync(join(root, 'docs/index.html'), '<p>docs one</p>\n')
+})
+
+afterEach(async () => {
+  if (app) await app.close()
+  app = null
+  await rm(base, { recursive: true, force: true })
+})
+
+async function body (path) {
+  const res = await request(app.port, path)
+  return res.status === 200 ? res.body.toString() : res.status
+}
+
+// Asks three times (the second answer comes from the remembered entry, the third
+// from memory for a small file), changes the disk, and asks again once the change
+// can have been seen.
+async function afterChange (path, change) {
+  const first = await body(path)
+  expect(await body(path)).toBe(first)
+  await sleep(10)
+  expect(await body(path)).toBe(first)
+  change()
+  await sleep(SEEN)
+  return body(path)
+}
+
+describe('a remembered path follows the disk', () => {
+  beforeEach(async () => { app = await serve() })
+
+  test('rewritten in place, same size', async () => {
+    expect(await afterChange('/a.txt', () => fs.writeFileSync(join(root, 'a.txt'), 'version two\n'))).toBe('version two\n')
+  })
+
+  test('rewritten in place, same size and mtime', async () => {
+    const file = join(root, 'a.txt')
+    const { atime, mtime } = fs.statSync(file)
+    expect(await afterChange('/a.txt', () => {
+      fs.writeFileSync(file, 'version TWO\n')
+      fs.utimesSync(file, atime, mtime)
+    })).toBe('version TWO\n')
+  })
+
+  test('replaced by a rename over it', async () => {
+    expect(await afterChange('/a.txt', () => {
+      fs.writeFileSync(join(root, '.a.tmp'), 'replaced\n')
+      fs.renameSync(join(root, '.a.tmp'), join(root, 'a.txt'))
+    })).toBe('replaced\n')
+  })
+
+  test('truncated', async () => {
+    expect(await afterChange('/a.txt', () => fs.truncateSync(join(root, 'a.txt'), 4))).toBe('vers')
+  })
+
+  test('deleted', async () => {
+    expect(await afterChange('/a.txt', () => fs.unlinkSync(join(root, 'a.txt')))).toBe(404)
+  })
+
+  test('made unreadable by a new name: an extensionless path gets the new file', async () => {
+    expect(await afterChange('/page', () => fs.writeFileSync(join(root, 'page'), 'plain page\n'))).toBe('plain page\n')
+  })
+
+  test('a deep file whose directory is renamed away', async () => {
+    expect(await afterChange('/assets/js/app.js', () => fs.renameSync(join(root, 'assets'), join(root, 'old-assets')))).toBe(404)
+  })
+
+  test('a deep file whose directory is replaced by another', async () => {
+    expect(await afterChange('/assets/js/app.js', () => {
+      fs.mkdirSync(join(root, 'next/js'), { recursive: true })
+      fs.writeFileSync(join(root, 'next/js/app.js'), '// app two\n')
+      fs.renameSync(join(root, 'assets'), join(root, 'old-assets'))
+      fs.renameSync(join(root, 'next'), join(root, 'assets'))
+    })).toBe('// app two\n')
+  })
+
+  test('a directory index rewritten', async () => {
+    expect(await afterChange('/docs/', () => fs.writeFileSync(join(root, 'docs/index.html'), '<p>docs two</p>\n'))).toBe('<p>docs two</p>\n')
+  })
+
+  test('a file replaced by a directory', async () => {
+    expect(await afterChange('/a.txt', () => {
+      fs.unlinkSync(join(root, 'a.txt'))
+      fs.mkdirSync(join(root, 'a.txt'))
+    })).toBe(301) // a directory without its slash: redirected, as express.static does
+  })
+
+  test('the root itself renamed away and replaced', async () => {
+    expect(await afterChange('/a.txt', () => {
+      fs.renameSync(root, join(base, 'public-old'))
+      fs.mkdirSync(root)
+      fs.writeFileSync(join(root, 'a.txt'), 'new root\n')
+    })).toBe('new root\n')
+  })
+})
+
+test('a root that is a symlink, swapped by a deploy', async () => {
+  fs.mkdirSync(join(base, 'releases'))
+  fs.renameSync(root, join(base, 'releases/1'))
+  fs.mkdirSync(join(base, 'releases/2'))
+  fs.writeFileSync(join(base, 'releases/2/a.txt'), 'release two\n')
+  fs.symlinkSync('releases/1', join(base, 'current'))
+  root = join(base, 'current')
+  app = await serve()
+  expect(await afterChange('/a.txt', () => {
+    fs.symlinkSync('releases/2', join(base, 'current.next'))
+    fs.renameSync(join(base, 'current.next'), join(base, 'current'))
+  })).toBe('release two\n')
+})
+
+// Versions are whole files written aside and renamed into place, as deploys and
+// build tools do. Every body must be exactly one version; once the writer stops,
+// every path serves the last one.
+test('files replaced under load: every body is one whole version, the last one wins', async () => {
+  app = await serve()
+  const names = ['one.txt', 'two.txt', 'deep/three.txt', 'deep/four.txt']
+  fs.mkdirSync(join(root, 'deep'))
+  const versions = new Set()
+  const latest = new Map()
+  let serial = 0
+  const write = (name) => {
+    const content = Buffer.concat([Buffer.from(`${name} #${++serial}\n`), randomBytes(1 + Math.floor(Math.random() * 64 * 1024))])
+    versions.add(createHash('sha256').update(content).digest('hex'))
+    fs.writeFileSync(join(root, `${name}.tmp`), content)
+    fs.renameSync(join(root, `${name}.tmp`), join(root, name))
+    latest.set(name, content)
+  }
+  for (const name of names) write(name)
+
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 })
+  const get = (name) => new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port: app.port, path: `/${name}`, agent }, (res) => {
+      const chunks = []
+      res.on('data', (chunk) => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks), length: Number(res.headers['content-length']) }))
+      res.on('error', reject)
+    }).on('error', reject)
+  })
+
+  let stop = false
+  let responses = 0
+  const wrong = []
+  const client = async () => {
+    while (!stop) {
+      const name = names[Math.floor(Math.random() * names.length)]
+      const res = await get(name)
+      responses++
+      const hash = createHash('sha256').update(res.body).digest('hex')
+      if (res.status !== 200 || res.body.length !== res.length || !versions.has(hash)) wrong.push({ name, status: res.status })
+    }
+  }
+  const clients = Array.from({ length: 8 }, client)
+  const deadline = Date.now() + 2000
+  while (Date.now() < deadline) {
+    write(names[Math.floor(Math.random() * names.length)])
+    await sleep(2)
+  }
+  stop = true
+  await Promise.all(clients)
+  await sleep(SEEN)
+  for (const name of names) {
+    const res = await get(name)
+    expect(res.body.equals(latest.get(name)), `${name} serves its last version`).toBe(true)
+  }
+  agent.destroy()
+  expect(wrong).toEqual([])
+  expect(responses).toBeGreaterThan(200)
+}, 20_000)

@@ -1,0 +1,111 @@
+// Small, hot files are kept in memory (within `memoryCache` bytes) and answered
+// with one write; everything else stays on the descriptor. onSent tells the two
+// apart natively (zero-copy or not); the bytes are checked on every path.
+
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import zcopy from '../../lib/index.js'
+import { listen, request } from '../fixtures/http/net.mjs'
+
+const native = zcopy.zeroCopyAvailable
+const files = {
+  'small.txt': randomBytes(4096),
+  'other.txt': randomBytes(8192),
+  'limit.bin': randomBytes(64 * 1024),
+  'over.bin': randomBytes(64 * 1024 + 1)
+}
+
+let root, app, sent
+
+beforeEach(async () => {
+  root = fs.realpathSync(await mkdtemp(join(tmpdir(), 'zcopy-memory-')))
+  for (const [name, bytes] of Object.entries(files)) fs.writeFileSync(join(root, name), bytes)
+  sent = []
+})
+
+afterEach(async () => {
+  if (app) await app.close()
+  app = null
+  await rm(root, { recursive: true, force: true })
+})
+
+async function serve (options = {}) {
+  const middleware = zcopy.serveStatic(root, { ...options, onSent: (res, result) => sent.push(result) })
+  app = await listen((req, res) => middleware(req, res, () => { res.statusCode = 404; res.end() }))
+}
+
+// Asks `times` times, letting a read into memory finish in between; → the last
+// response and how each body went.
+async function ask (path, times, headers = {}) {
+  let res
+  for (let i = 0; i < times; i++) {
+    res = await request(app.port, path, { headers })
+    await sleep(10)
+  }
+  return res
+}
+
+describe('with the default budget', () => {
+  beforeEach(() => serve())
+
+  test('a small file asked for again is sent from memory, byte for byte', async () => {
+    const res = await ask('/small.txt', 4)
+    expect(res.body.equals(files['small.txt'])).toBe(true)
+    expect(sent.map((s) => s.bytes)).toEqual([4096, 4096, 4096, 4096])
+    if (native) expect(sent.map((s) => s.zeroCopy)).toEqual([true, true, false, false])
+  })
+
+  test('64 KiB is small; one byte more is not', async () => {
+    expect((await ask('/limit.bin', 3)).body.equals(files['limit.bin'])).toBe(true)
+    expect((await ask('/over.bin', 3)).body.equals(files['over.bin'])).toBe(true)
+    if (native) expect(sent.map((s) => s.zeroCopy)).toEqual([true, true, false, true, true, true])
+  })
+
+  test('ranges, HEAD and 304 from memory', async () => {
+    await ask('/small.txt', 2)
+    const range = await request(app.port, '/small.txt', { headers: { range: 'bytes=100-1099' } })
+    expect(range.status).toBe(206)
+    expect(range.body.equals(files['small.txt'].subarray(100, 1100))).toBe(true)
+    const suffix = await request(app.port, '/small.txt', { headers: { range: 'bytes=-10' } })
+    expect(suffix.body.equals(files['small.txt'].subarray(-10))).toBe(true)
+    const head = await request(app.port, '/small.txt', { method: 'HEAD' })
+    expect(head.headers['content-length']).toBe('4096')
+    expect(head.body.length).toBe(0)
+    const again = await request(app.port, '/small.txt', { headers: { 'if-none-match': range.headers.etag } })
+    expect(again.status).toBe(304)
+    expect(again.body.length).toBe(0)
+  })
+
+  test('a file rewritten in place is not answered from the old bytes', async () => {
+    await ask('/small.txt', 3)
+    const next = randomBytes(4096)
+    fs.writeFileSync(join(root, 'small.txt'), next)
+    await sleep(30)
+    expect((await request(app.port, '/small.txt')).body.equals(next)).toBe(true)
+  })
+})
+
+test('memoryCache: 0 keeps nothing in memory', async () => {
+  await serve({ memoryCache: 0 })
+  expect((await ask('/small.txt', 3)).body.equals(files['small.txt'])).toBe(true)
+  if (native) expect(sent.map((s) => s.zeroCopy)).toEqual([true, true, true])
+})
+
+test('the budget bounds the bytes kept', async () => {
+  await serve({ memoryCache: 10_000 })
+  await ask('/small.txt', 2) // 4096 kept
+  await ask('/other.txt', 2) // 8192 more would pass 10,000: not kept
+  sent.length = 0
+  expect((await ask('/small.txt', 1)).body.equals(files['small.txt'])).toBe(true)
+  expect((await ask('/other.txt', 1)).body.equals(files['other.txt'])).toBe(true)
+  if (native) expect(sent.map((s) => s.zeroCopy)).toEqual([false, true])
+})
+
+test.each([-1, 1.5, '16mb', null, NaN])('memoryCache %s is a TypeError', (value) => {
+  expect(() => zcopy.serveStatic(root, { memoryCache: value })).toThrow(TypeError)
+})
