@@ -2,8 +2,6 @@
 // descriptor in bounded chunks on libuv's thread pool, settling a Promise.
 // An optional head (bytes from memory, an HTTP response head say) is written
 // first; on a socket it leaves in the same packet as the file's first bytes.
-// Into a file the chunks move with copy_file_range(2), and either end may be
-// given as a path, opened and closed by the pool jobs (see copy_range.h).
 //
 // Two objects per transfer:
 //  - TransferCore (transfer.cc), plain C++: the state machine, the private dups,
