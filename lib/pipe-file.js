@@ -4,7 +4,8 @@
 //   → Promise<{ bytes, zeroCopy }>
 // Moves a byte range of a file, after an optional head from memory, to a socket,
 // fd, path, WriteStream or any Writable: sendfile(2) where the kernel can take the
-// destination, streams otherwise. The payload passed around below is the range
+// destination (copy_file_range(2) into a file, the addon opening paths itself:
+// see openingRequest), streams otherwise. The payload passed around below is the range
 // ({ start, length, regular }) and its head (a Buffer or null). It never
 // ends or closes a destination it did not open; on failure it destroys a stream
 // destination (its bytes would be incomplete), as stream.pipeline does.
