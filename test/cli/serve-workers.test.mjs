@@ -25,6 +25,9 @@ describe('zcopy serve --workers', () => {
     const [, list] = await waitForStdout(server.cli, /^ {2}workers: (\d+ \d+)$/m)
     const pids = list.split(' ').map(Number)
     for (let i = 0; i < 4; i++) expect(await (await fetch(new URL('hello.txt', server.url))).text()).toBe('hello\n')
+    // A worker logs a response once it is sent, just after the client has it:
+    // killed before that, its line would be lost with it.
+    await waitForStdout(server.cli, /(^GET \/hello\.txt 200.*\n[^]*){4}/m)
 
     process.kill(pids[0], 'SIGKILL')
     const [, replacement] = await waitForStdout(server.cli, new RegExp(`^zcopy: worker ${pids[0]} killed by SIGKILL; started worker (\\d+)$`, 'm'))
