@@ -28,25 +28,12 @@
 #include <string>
 
 #include "errors.h"
+#include "linux_abi.h"
 #include "unique_fd.h"
 
 namespace zcopy {
 
 namespace {
-
-#ifndef __NR_openat2
-#define __NR_openat2 437  // the same number on every architecture that has it
-#endif
-
-// struct open_how of <linux/openat2.h>, which older headers lack.
-struct OpenHow {
-  uint64_t flags;
-  uint64_t mode;
-  uint64_t resolve;
-};
-
-constexpr uint64_t kResolveNoMagiclinks = 0x02;
-constexpr uint64_t kResolveBeneath = 0x08;
 
 std::atomic<bool> openat2_missing{false};
 

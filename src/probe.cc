@@ -33,43 +33,19 @@
 #include <vector>
 
 #include "errors.h"
+#include "linux_abi.h"
 #include "unique_fd.h"
 
 namespace zcopy {
 
 namespace {
 
-#ifndef __NR_openat2
-#define __NR_openat2 437  // the same number on every architecture that has it
-#endif
-#ifndef __NR_cachestat
-#define __NR_cachestat 451  // the same number on every architecture that has it
-#endif
 #ifndef RWF_NOWAIT
 #define RWF_NOWAIT 0x00000008
 #endif
 
 constexpr size_t kProbeBytes = 64 * 1024;
 
-struct OpenHow {
-  uint64_t flags;
-  uint64_t mode;
-  uint64_t resolve;
-};
-constexpr uint64_t kResolveNoMagiclinks = 0x02;
-constexpr uint64_t kResolveBeneath = 0x08;
-
-struct CachestatRange {
-  uint64_t off;
-  uint64_t len;
-};
-struct Cachestat {
-  uint64_t nr_cache;
-  uint64_t nr_dirty;
-  uint64_t nr_writeback;
-  uint64_t nr_evicted;
-  uint64_t nr_recently_evicted;
-};
 
 // What one probe found: error 0 means present.
 struct Finding {

@@ -19,6 +19,7 @@
 #include "copy_range.h"
 #include "errors.h"
 #include "file_stat.h"
+#include "linux_abi.h"
 #include "unique_fd.h"
 
 namespace zcopy {
@@ -31,23 +32,6 @@ constexpr int64_t kMaxSendfileCount = 0x7ffff000;
 // At most this much is sent straight from the event loop, when the whole of it
 // is in the page cache: small responses then cost no thread-pool round trip.
 constexpr int64_t kEagerLimit = 256 * 1024;
-
-#ifndef __NR_cachestat
-#define __NR_cachestat 451  // the same number on every architecture that has it
-#endif
-
-struct CachestatRange {
-  uint64_t off;
-  uint64_t len;
-};
-
-struct Cachestat {
-  uint64_t nr_cache;
-  uint64_t nr_dirty;
-  uint64_t nr_writeback;
-  uint64_t nr_evicted;
-  uint64_t nr_recently_evicted;
-};
 
 std::atomic<bool> cachestat_missing{false};
 

@@ -11,6 +11,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const escapeHtml = require('escape-html')
 const Negotiator = require('negotiator')
+const { formatSize } = require('../size')
 
 function isInside (realRoot, real) {
   return real === realRoot || real.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep)
@@ -69,22 +70,11 @@ function entriesOf ({ folder, realRoot }, dotfiles) {
   return entries.sort((a, b) => (a.type === b.type ? (a.name < b.name ? -1 : 1) : a.type === 'directory' ? -1 : 1))
 }
 
-function humanSize (bytes) {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
-  let value = bytes
-  let unit = 0
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024
-    unit++
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`
-}
-
 function renderHtml (title, entries, isRoot) {
   const rows = entries.map(({ name, type, size, mtime }) => {
     const href = encodeURIComponent(name) + (type === 'directory' ? '/' : '')
     const shown = escapeHtml(name) + (type === 'directory' ? '/' : '')
-    const sizeCell = size === null ? '—' : `<span title="${size} bytes">${humanSize(size)}</span>`
+    const sizeCell = size === null ? '—' : `<span title="${size} bytes">${formatSize(size)}</span>`
     return `<tr><td><a href="${href}">${shown}</a></td><td>${sizeCell}</td><td><time datetime="${mtime}">${mtime.slice(0, 16).replace('T', ' ')}</time></td></tr>`
   })
   if (!isRoot) rows.unshift('<tr><td><a href="../">../</a></td><td></td><td></td></tr>')
