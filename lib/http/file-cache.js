@@ -70,6 +70,7 @@ class OpenFile {
     this.hits = 1 // requests that used it, this one included
     this.bodyTried = false
     this.watched = null // the directories watched for it (see remember())
+    this.unwatchable = false // no watch could be set for it
     this.keys = null // the request paths remembered as naming it
   }
 }
@@ -173,9 +174,18 @@ class OpenFileCache {
     this.lookups.set(key, entry)
   }
 
-  // Watches the directories that vouch for `entry` (once per entry).
+  // Whether watches vouch for `entry`, set up on the first ask. An entry no watch
+  // can vouch for stays on the per-request stat, and its later requests do not
+  // retry the lstat and fs.watch calls.
   watchable (root, entry) {
     if (entry.watched !== null) return true
+    if (entry.unwatchable) return false
+    entry.unwatchable = !this.watch(root, entry)
+    return !entry.unwatchable
+  }
+
+  // Watches the directories that vouch for `entry`; false when one cannot be.
+  watch (root, entry) {
     let notifies = this.notifying.get(root)
     if (notifies === undefined) {
       notifies = notifiesChanges(root)

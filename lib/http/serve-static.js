@@ -84,7 +84,8 @@ function createStaticHandler (root, givenOptions) {
     // Mounted at /static, a request for /static must redirect to /static/.
     if (pathname === '/' && !splitUrl(originalUrl).pathname.endsWith('/')) pathname = ''
     const resolved = resolve(pathname)
-    const remembered = rememberable(resolved) ? cache.lookup(resolved.path) : null
+    const canRemember = rememberable(resolved)
+    const remembered = canRemember ? cache.lookup(resolved.path) : null
     if (remembered !== null) return serveFile(req, res, remembered, opts, cache, onFound)
     const located = locateFile(resolved, opts)
     if (located === DIRECTORY) {
@@ -94,7 +95,7 @@ function createStaticHandler (root, givenOptions) {
       redirectToDirectory(res, originalUrl)
       return DONE
     }
-    if (!rememberable(resolved) || located.path === opts.root) return serveFile(req, res, located, opts, cache, onFound)
+    if (!canRemember || located.path === opts.root) return serveFile(req, res, located, opts, cache, onFound)
     // Found by its name's stat: remembered, if watches can vouch for it, so that
     // the next request for it needs none (see OpenFileCache.remember()).
     return serveFile(req, res, located, opts, cache, (entry) => {
