@@ -13,9 +13,9 @@
 // selects those sizes only, as before; with --cases it narrows the sizes.
 //
 // Each server runs in its own child process, a fresh one for every case and
-// round, warmed up for 1 s; the load comes from another (wrk -t1 -c16 when
-// installed, else autocannon). nginx (sendfile on) joins when it is installed.
-// The servers alternate: round 1 runs every kind once per case, then round 2…
+// round, warmed up for 1 s (3 s for the many-files cases); the load comes from
+// another (wrk -t1 -c16 when installed, else autocannon). nginx (sendfile on)
+// joins when it is installed. The servers alternate: round 1 runs every kind once per case, then round 2…
 // Prints the machine, a markdown table of req/s (median, min–max over the rounds)
 // with ratios from the medians, one of the server's CPU time per request (Linux,
 // median round), then the memory check.
@@ -110,7 +110,7 @@ async function runOnce (kind, root, target, seconds) {
   try {
     const url = `http://127.0.0.1:${server.port}${target.path ?? '/'}`
     const load = (duration) => measure(url, { connections: CONNECTIONS, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)] })
-    await load(WARM_UP_SECONDS) // caches, JIT
+    await load(target.warmUpSeconds ?? WARM_UP_SECONDS) // caches, JIT
     const before = cpuTime(server.pid)
     const { requests, requestsPerSecond, errors } = await load(seconds)
     return { requestsPerSecond, cpu: perRequest(before, cpuTime(server.pid), requests), errors }

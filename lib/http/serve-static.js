@@ -25,7 +25,8 @@ const { pathResolver, resolvePath } = require('./resolve-path')
 const { checkDirectoryConfinement, serveFile } = require('./serve-file')
 
 const DEFAULT_MAX_OPEN_FILES = defaultMaxOpenFiles()
-const DEFAULT_MEMORY_CACHE = 16 * 1024 * 1024
+const DEFAULT_MEMORY_CACHE = 32 * 1024 * 1024
+const RESOLVED_PATHS = 1024
 const DONE = Promise.resolve()
 const ANSWERED = () => true
 const NOTHING = () => {}
@@ -73,7 +74,9 @@ function createStaticHandler (root, givenOptions) {
     throw new TypeError('option memoryCache must be a non-negative integer')
   }
   const cache = new OpenFileCache({ max: maxOpenFiles, memoryBytes: memoryCache })
-  const resolve = pathResolver(opts.root, opts.dotfiles)
+  // The resolver remembers as many request paths as the cache can hold files, so
+  // that a working set the cache holds is resolved once, not on every request.
+  const resolve = pathResolver(opts.root, opts.dotfiles, Math.max(RESOLVED_PATHS, maxOpenFiles))
 
   // → Promise. Throws (before any file is chosen) or rejects with an HttpError.
   // `url`: the request-target below the mount point; `originalUrl`: the whole one

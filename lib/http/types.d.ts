@@ -63,7 +63,7 @@ export interface ServeStaticOptions extends FileResponseOptions {
   /**
    * Bytes of small (up to 64 KiB), hot (asked for twice) files kept in memory and
    * sent with the response head in one write (`onSent` then reports
-   * `zeroCopy: false`); `0` turns it off. Default 16 MiB.
+   * `zeroCopy: false`); `0` turns it off. Default 32 MiB.
    */
   memoryCache?: number
 }
