@@ -72,6 +72,8 @@ class OpenFile {
     this.watched = null // the directories watched for it (see remember())
     this.unwatchable = false // no watch could be set for it
     this.keys = null // the request paths remembered as naming it
+    this.guards = null // other names whose change drops it too (see guard())
+    this.siblings = null // its precompressed siblings, while guarded (see serve-file.js)
   }
 }
 
@@ -91,6 +93,7 @@ class OpenFileCache {
     this.lookups = new Map() // request path key → OpenFile, see remember()
     this.watches = null // DirectoryWatches, made on first use
     this.notifying = new Map() // root → whether its file system reports changes
+    this.guarding = new Map() // a name → the entries its change drops, see guard()
   }
 
   // The scope files below `root` are opened in: UNCONFINED for null (no root, or
@@ -199,11 +202,34 @@ class OpenFileCache {
     return true
   }
 
-  // inotify reported a change of `changed`: the entries at and below it, and the
-  // request paths that were found through it, are no longer vouched for.
+  // Makes a change of any of `names`, paths in the watched directory of the
+  // remembered `entry` (a sibling that may appear, change or go), drop the entry
+  // as a change of its own file does, so that what was found by those names can
+  // be kept with it. → false when no watch vouches for the entry.
+  guard (entry, names) {
+    if (entry.evicted || entry.watched === null) return false
+    if (!names.every((name) => entry.watched.includes(path.dirname(name)))) return false
+    if (entry.guards === null) entry.guards = []
+    for (const name of names) {
+      let guarded = this.guarding.get(name)
+      if (guarded === undefined) {
+        guarded = new Set()
+        this.guarding.set(name, guarded)
+      }
+      guarded.add(entry)
+      entry.guards.push(name)
+    }
+    return true
+  }
+
+  // inotify reported a change of `changed`: the entries at and below it, those it
+  // guards, and the request paths that were found through it, are no longer
+  // vouched for.
   changed (changed) {
     const exact = this.entries.get(changed)
     if (exact !== undefined) this.evict(exact)
+    const guarded = this.guarding.get(changed)
+    if (guarded !== undefined) for (const entry of Array.from(guarded)) this.evict(entry)
     this.lookups.delete(changed)
     this.lookups.delete(changed + path.sep)
     if (!this.watches.watches.has(changed)) return // not a directory anything was found through
@@ -224,6 +250,15 @@ class OpenFileCache {
         if (this.lookups.get(key) === entry) this.lookups.delete(key)
       }
       entry.keys = null
+    }
+    if (entry.guards !== null) {
+      for (const name of entry.guards) {
+        const guarded = this.guarding.get(name)
+        guarded.delete(entry)
+        if (guarded.size === 0) this.guarding.delete(name)
+      }
+      entry.guards = null
+      entry.siblings = null
     }
     if (entry.watched !== null) {
       this.watches.release(entry.watched)

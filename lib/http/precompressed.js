@@ -14,8 +14,9 @@
 // A path varies with Accept-Encoding exactly when it has a sibling: every response
 // for it (identity, 304, 412, 416, HEAD) then carries `Vary: Accept-Encoding`, and a
 // path without one does not (a cache keeps a single copy). So both siblings are
-// looked up on every request (a stat each, about a microsecond), and the header is
-// parsed only when there is a sibling.
+// looked up for every request (a stat each, about a microsecond) unless the
+// open-file cache's watches vouch for the answer (see serve-file.js), and the
+// header is parsed only when there is a sibling.
 
 const Negotiator = require('negotiator')
 const { statOrNothing } = require('./stat')
@@ -25,6 +26,11 @@ const CODINGS = [
   { encoding: 'gzip', suffix: '.gz' }
 ]
 const PREFERRED = { preferred: CODINGS.map(({ encoding }) => encoding) }
+
+// The names a sibling of `file` may have.
+function siblingNames (file) {
+  return CODINGS.map(({ suffix }) => file + suffix)
+}
 
 // → [{ path, stat, encoding }] of the siblings that are regular files.
 function siblingsOf (file) {
@@ -40,10 +46,10 @@ function siblingsOf (file) {
   return siblings
 }
 
-// → { sibling, vary }: the sibling to send instead of `file` (or null for the file
-// itself), and whether the answer depends on Accept-Encoding (`file` has siblings).
-function negotiateEncoding (req, file) {
-  const siblings = siblingsOf(file)
+// → { sibling, vary }: of `siblings` (siblingsOf() a file), the one to send instead
+// of the file (or null for the file itself), and whether the answer depends on
+// Accept-Encoding (the file has siblings).
+function negotiateEncoding (req, siblings) {
   if (siblings.length === 0) return { sibling: null, vary: false }
   const available = siblings.map(({ encoding }) => encoding)
   available.push('identity')
@@ -51,4 +57,4 @@ function negotiateEncoding (req, file) {
   return { sibling: siblings.find(({ encoding }) => encoding === best) || null, vary: true }
 }
 
-module.exports = { negotiateEncoding }
+module.exports = { negotiateEncoding, siblingNames, siblingsOf }

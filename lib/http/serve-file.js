@@ -8,7 +8,7 @@
 
 const { removeContentHeaders, setContentLength, setFileHeaders } = require('./headers')
 const { httpError, isHttpError, lookupError } = require('./http-error')
-const { negotiateEncoding } = require('./precompressed')
+const { negotiateEncoding, siblingNames, siblingsOf } = require('./precompressed')
 const { isConditional, notModified, preconditionFailed } = require('./preconditions')
 const { promiseOf } = require('./promise-of')
 const { selectRange } = require('./range')
@@ -38,6 +38,16 @@ function openError (err) {
 // No sibling to send, and nothing that varies with Accept-Encoding.
 const IDENTITY = Object.freeze({ sibling: null, vary: false })
 
+// The precompressed siblings of `located`: looked up by stat, except for a file
+// the cache remembers (watched): its answer is kept with it, and a change of
+// either sibling name drops the entry as a change of the file itself does.
+function siblingsFor (located, cache) {
+  if (located.siblings !== undefined && located.siblings !== null) return located.siblings
+  const siblings = siblingsOf(located.path)
+  if (located.siblings === null && cache.guard(located, siblingNames(located.path))) located.siblings = siblings
+  return siblings
+}
+
 // → { entry, typePath, encoding, vary }, holding a cache entry: pass it to respond(); or
 // a promise of it when the cache has to open the file first. Throws (rejects) with
 // an HttpError when the file cannot be served (404: gone, not a regular file, or
@@ -46,7 +56,7 @@ function openFile (req, located, options, cache) {
   // A root that is a file (serve-static mounted on one file) is served itself, as
   // the app named it: nothing to confine it to, and no precompressed siblings.
   const isRoot = located.path === options.root
-  const { sibling, vary } = options.precompressed && !isRoot ? negotiateEncoding(req, located.path) : IDENTITY
+  const { sibling, vary } = options.precompressed && !isRoot ? negotiateEncoding(req, siblingsFor(located, cache)) : IDENTITY
   const target = sibling || located
   cache.clearOnClose(req.socket && req.socket.server)
   const encoding = sibling ? sibling.encoding : null

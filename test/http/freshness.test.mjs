@@ -129,6 +129,57 @@ describe('a remembered path follows the disk', () => {
   })
 })
 
+// With `precompressed`, a remembered path also keeps which siblings it has, so
+// that a hit stats neither name: a sibling that appears, changes or goes must be
+// seen as the file's own change is.
+describe('a remembered path with precompressed siblings follows the disk', () => {
+  beforeEach(async () => { app = await serve({ precompressed: true }) })
+
+  async function gzipped (path) {
+    const res = await request(app.port, path, { headers: { 'accept-encoding': 'gzip' } })
+    return { encoding: res.headers['content-encoding'] ?? null, vary: res.headers.vary ?? null, body: res.body.toString() }
+  }
+
+  // The file itself asked for first (it is remembered when it is what was sent),
+  // then with gzip accepted.
+  async function afterSiblingChange (change) {
+    expect(await body('/a.txt')).toBe('version one\n')
+    expect(await body('/a.txt')).toBe('version one\n')
+    const first = await gzipped('/a.txt')
+    expect(await gzipped('/a.txt')).toEqual(first)
+    await sleep(10)
+    expect(await gzipped('/a.txt')).toEqual(first)
+    change()
+    await sleep(SEEN)
+    return gzipped('/a.txt')
+  }
+
+  test('a sibling that appears is sent', async () => {
+    expect(await afterSiblingChange(() => fs.writeFileSync(join(root, 'a.txt.gz'), 'gzip one'))).toEqual(
+      { encoding: 'gzip', vary: 'Accept-Encoding', body: 'gzip one' })
+  })
+
+  test('a sibling rewritten is sent as it is now', async () => {
+    fs.writeFileSync(join(root, 'a.txt.gz'), 'gzip one')
+    expect(await afterSiblingChange(() => fs.writeFileSync(join(root, 'a.txt.gz'), 'gzip two'))).toEqual(
+      { encoding: 'gzip', vary: 'Accept-Encoding', body: 'gzip two' })
+  })
+
+  test('a sibling deleted: the file itself, and no Vary', async () => {
+    fs.writeFileSync(join(root, 'a.txt.gz'), 'gzip one')
+    expect(await afterSiblingChange(() => fs.unlinkSync(join(root, 'a.txt.gz')))).toEqual(
+      { encoding: null, vary: null, body: 'version one\n' })
+  })
+
+  test('a sibling replaced by a directory: the file itself', async () => {
+    fs.writeFileSync(join(root, 'a.txt.gz'), 'gzip one')
+    expect(await afterSiblingChange(() => {
+      fs.unlinkSync(join(root, 'a.txt.gz'))
+      fs.mkdirSync(join(root, 'a.txt.gz'))
+    })).toEqual({ encoding: null, vary: null, body: 'version one\n' })
+  })
+})
+
 test('a root that is a symlink, swapped by a deploy', async () => {
   fs.mkdirSync(join(base, 'releases'))
   fs.renameSync(root, join(base, 'releases/1'))
