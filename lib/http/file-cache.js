@@ -156,7 +156,9 @@ class OpenFileCache {
   // remembered to name, for take() without a stat; or null.
   lookup (key) {
     const entry = this.lookups.get(key)
-    return entry === undefined ? null : entry
+    if (entry === undefined) return null
+    entry.recentlyUsed = true // not swept while asked for, even when a sibling is what is sent
+    return entry
   }
 
   // Remembers that `key` names the open `entry`, below `root`, if change

@@ -68,6 +68,13 @@ function openFile (req, located, options, cache) {
     openError)
 }
 
+// → Promise of the cache's entry for the located file itself, opened in the scope
+// openFile() would use, held: release() it. For remembering a path answered with a
+// precompressed sibling (see serve-static.js).
+function openLocated (located, options, cache) {
+  return cache.acquire(located.path, located.stat, scopeOf(options, cache))
+}
+
 // Opens the located file and answers the request with it: → Promise; throws or
 // rejects as openFile() does, rejects as respond() does. `onFound(entry)` runs
 // once the file is open and confirmed. When the cache has the file open, everything up to
@@ -126,4 +133,4 @@ function answer (req, res, { entry, typePath, encoding, vary }, options) {
   return sendBody(req, res, entry.fd, range, { ownEncoding: encoding !== null })
 }
 
-module.exports = { checkDirectoryConfinement, serveFile }
+module.exports = { checkDirectoryConfinement, openLocated, serveFile }

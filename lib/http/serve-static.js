@@ -22,7 +22,7 @@ const { promiseOf } = require('./promise-of')
 const { redirectToDirectory } = require('./redirect')
 const { splitUrl } = require('./request-url')
 const { pathResolver, resolvePath } = require('./resolve-path')
-const { checkDirectoryConfinement, serveFile } = require('./serve-file')
+const { checkDirectoryConfinement, openLocated, serveFile } = require('./serve-file')
 
 const DEFAULT_MAX_OPEN_FILES = defaultMaxOpenFiles()
 const DEFAULT_MEMORY_CACHE = 32 * 1024 * 1024
@@ -102,9 +102,21 @@ function createStaticHandler (root, givenOptions) {
     // Found by its name's stat: remembered, if watches can vouch for it, so that
     // the next request for it needs none (see OpenFileCache.remember()).
     return serveFile(req, res, located, opts, cache, (entry) => {
-      cache.remember(resolved.path, entry, opts.root, () => relocate(resolved))
+      remember(resolved, located, entry)
       onFound()
     })
+  }
+
+  // Remembers that `resolved` names `located`, sent as `entry`. When that was a
+  // precompressed sibling, the file itself is opened to be remembered: a later
+  // request negotiates from it without a stat.
+  function remember (resolved, located, entry) {
+    const relocateIt = () => relocate(resolved)
+    if (entry.path === located.path) return cache.remember(resolved.path, entry, opts.root, relocateIt)
+    openLocated(located, opts, cache).then((file) => {
+      cache.remember(resolved.path, file, opts.root, relocateIt)
+      cache.release(file)
+    }, NOTHING)
   }
 
   // A request path whose resolved path says what it asks for: a trailing slash in
