@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import fs from 'node:fs'
+import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
 import { once } from 'node:events'
@@ -16,6 +17,16 @@ const alive = pid => {
   } catch {
     return false
   }
+}
+
+// One GET on a connection of its own (no pool that may hold one from before).
+function getOnNewConnection (url) {
+  return new Promise((resolve, reject) => {
+    http.get(url, { agent: false, timeout: 3000 }, res => {
+      let body = ''
+      res.setEncoding('utf8').on('data', chunk => { body += chunk }).on('end', () => resolve(body))
+    }).on('timeout', function () { this.destroy(new Error('no answer in 3 s')) }).on('error', reject)
+  })
 }
 
 describe('zcopy serve --workers', () => {
@@ -41,6 +52,28 @@ describe('zcopy serve --workers', () => {
     expect(alive(pids[1])).toBe(false)
     expect(alive(Number(replacement))).toBe(false)
     expect(stdout.split('\n').filter(line => line.startsWith('GET /hello.txt 200'))).toHaveLength(8)
+  })
+
+  // The workers accept from the listening socket they share: the primary hands
+  // out no connection, so new connections are served while it is stopped.
+  // NODE_CLUSTER_SCHED_POLICY=rr (node:cluster's round-robin) undoes that.
+  test.skipIf(process.platform === 'win32').each([
+    ['', 'served'],
+    ['rr', 'not served']
+  ])('NODE_CLUSTER_SCHED_POLICY=%j, primary stopped: new connections %s', async (policy, outcome) => {
+    const server = await startServe(root, ['--workers', '2', '--quiet'], { env: { NODE_CLUSTER_SCHED_POLICY: policy } })
+    process.kill(server.cli.child.pid, 'SIGSTOP')
+    try {
+      const url = new URL('hello.txt', server.url)
+      if (outcome === 'served') {
+        for (let i = 0; i < 4; i++) expect(await getOnNewConnection(url)).toBe('hello\n')
+      } else {
+        await expect(getOnNewConnection(url)).rejects.toThrow(/no answer/)
+      }
+    } finally {
+      process.kill(server.cli.child.pid, 'SIGCONT')
+    }
+    expect((await server.stop()).code).toBe(0)
   })
 
   test('NODE_ENV=production: one worker per core by default', async () => {
