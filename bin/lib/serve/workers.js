@@ -11,9 +11,10 @@
 // free (cluster.SCHED_NONE), rather than the primary accepting every connection
 // and handing it over (node:cluster's default round-robin: one more process hop
 // per connection) or one SO_REUSEPORT listener per worker (the kernel picks a
-// worker by the connection's address hash, busy or not). On 2 cores it served
-// 2.2× the short connections of round-robin and 1.4× those of reusePort, and
-// kept-alive ones as fast (0.98–1.2×; README, "Every core").
+// worker by the connection's address hash, busy or not; and a worker that
+// dies takes the connections queued on its listener with it). On 2 cores it
+// served 2.2–2.4× the short connections of round-robin and 1.4× those of
+// reusePort, kept-alive ones about as fast (0.93–1.2×; README, "Every core").
 // NODE_CLUSTER_SCHED_POLICY=rr still chooses round-robin.
 
 const cluster = require('node:cluster')
