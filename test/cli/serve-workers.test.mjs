@@ -62,18 +62,24 @@ describe('zcopy serve --workers', () => {
     ['rr', 'not served']
   ])('NODE_CLUSTER_SCHED_POLICY=%j, primary stopped: new connections %s', async (policy, outcome) => {
     const server = await startServe(root, ['--workers', '2', '--quiet'], { env: { NODE_CLUSTER_SCHED_POLICY: policy } })
-    process.kill(server.cli.child.pid, 'SIGSTOP')
+    const primary = server.cli.child.pid
+    let exit
     try {
-      const url = new URL('hello.txt', server.url)
-      if (outcome === 'served') {
-        for (let i = 0; i < 4; i++) expect(await getOnNewConnection(url)).toBe('hello\n')
-      } else {
-        await expect(getOnNewConnection(url)).rejects.toThrow(/no answer/)
+      process.kill(primary, 'SIGSTOP')
+      try {
+        const url = new URL('hello.txt', server.url)
+        if (outcome === 'served') {
+          for (let i = 0; i < 4; i++) expect(await getOnNewConnection(url)).toBe('hello\n')
+        } else {
+          await expect(getOnNewConnection(url)).rejects.toThrow(/no answer/)
+        }
+      } finally {
+        process.kill(primary, 'SIGCONT')
       }
     } finally {
-      process.kill(server.cli.child.pid, 'SIGCONT')
+      exit = await server.stop() // also when an expectation failed: no server left behind
     }
-    expect((await server.stop()).code).toBe(0)
+    expect(exit.code).toBe(0)
   })
 
   test('NODE_ENV=production: one worker per core by default', async () => {
