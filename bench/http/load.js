@@ -1,7 +1,7 @@
 'use strict'
 
 // The load generator, always in its own process: wrk when installed (-t1 -c16,
-// the design's setting), autocannon otherwise. → { tool, requests, requestsPerSecond, errors }
+// the design's setting; -tN against N server workers), autocannon otherwise. → { tool, requests, requestsPerSecond, errors }
 // With `script` (wrk only), wrk runs that Lua file, which picks each request's
 // path; `args` are passed to its init().
 
@@ -12,8 +12,8 @@ const run = promisify(execFile)
 
 const wrkInstalled = spawnSync('wrk', ['--version']).error === undefined
 
-async function withWrk (url, { connections, seconds, script, args = [] }) {
-  const options = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '60s', ...(script ? ['-s', script] : [])]
+async function withWrk (url, { threads = 1, connections, seconds, script, args = [] }) {
+  const options = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '60s', ...(script ? ['-s', script] : [])]
   const { stdout } = await run('wrk', [...options, url, ...(args.length ? ['--', ...args.map(String)] : [])], { maxBuffer: 1 << 20 })
   const requests = Number(/(\d+) requests in/.exec(stdout)[1])
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1])
@@ -23,10 +23,11 @@ async function withWrk (url, { connections, seconds, script, args = [] }) {
   return { tool: 'wrk', requests, requestsPerSecond: rps, errors: (bad ? Number(bad[1]) : 0) + socketErrors }
 }
 
-async function withAutocannon (url, { connections, seconds, script }) {
+async function withAutocannon (url, { threads = 1, connections, seconds, script }) {
   if (script) throw new Error('a wrk Lua script needs wrk')
   const bin = require.resolve('autocannon/autocannon.js')
-  const { stdout } = await run(process.execPath, [bin, '-j', '-c', String(connections), '-d', String(seconds), url], { maxBuffer: 16 << 20 })
+  const workers = threads > 1 ? ['-w', String(threads)] : []
+  const { stdout } = await run(process.execPath, [bin, '-j', ...workers, '-c', String(connections), '-d', String(seconds), url], { maxBuffer: 16 << 20 })
   const result = JSON.parse(stdout)
   return { tool: 'autocannon', requests: result.requests.total, requestsPerSecond: result.requests.average, errors: result.errors + result.non2xx }
 }

@@ -1,7 +1,8 @@
 'use strict'
 
-// nginx with `sendfile on`, one worker (Node serves from one thread too), default
-// caching otherwise, serving `root` on `port`: the native reference.
+// nginx with `sendfile on`, one worker (Node serves from one thread too) or as
+// many as zcopy serve --workers has, default caching otherwise, serving `root`
+// on `port`: the native reference.
 
 const { spawn, spawnSync } = require('node:child_process')
 const { once } = require('node:events')
@@ -19,10 +20,10 @@ function nginxVersion () {
   return status === 0 ? /nginx\/(\S+)/.exec(stderr)?.[1] : undefined
 }
 
-function config (root, port, prefix) {
+function config (root, port, prefix, workers) {
   return `
 user root;
-worker_processes 1;
+worker_processes ${workers};
 daemon off;
 pid ${prefix}/nginx.pid;
 error_log ${prefix}/error.log;
@@ -44,9 +45,9 @@ http {
 }
 
 // → { pid, stop() } once nginx accepts connections (pid: the master's).
-async function startNginx (root, port) {
+async function startNginx (root, port, workers = 1) {
   const prefix = mkdtempSync(join(tmpdir(), 'zcopy-nginx-'))
-  writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix))
+  writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix, workers))
   const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: 'inherit' })
   const ready = await waitForPort(port)
   if (!ready) throw new Error('nginx did not start')

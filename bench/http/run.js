@@ -4,7 +4,7 @@
 // (this machine is noisy: compare ratios, not absolute figures).
 //
 //   node bench/http/run.js [--seconds 5] [--rounds 3] [--cases 4k,64k,1m,100m,files-100,files-5000,files-5000-zipf]
-//                          [--sizes 4k,64k,1m,100m] [--no-memory]
+//                          [--sizes 4k,64k,1m,100m] [--no-memory] [--workers N]
 //
 // --cases: what is measured (default all; `sizes` and `files` name the groups).
 // The sizes are one file each; files-100 and files-5000 are that many 4 KiB files
@@ -15,7 +15,11 @@
 // Each server runs in its own child process, a fresh one for every case and
 // round, warmed up for 1 s (3 s for the many-files cases); the load comes from
 // another (wrk -t1 -c16 when installed, else autocannon). nginx (sendfile on)
-// joins when it is installed. The servers alternate: round 1 runs every kind once per case, then round 2…
+// joins when it is installed.
+// The servers alternate: round 1 runs every kind once per case, then round 2…
+// --workers N: every core, as deployed. zcopy serve (the CLI, --workers N), sirv
+// in a node:cluster of N and nginx with worker_processes N, loaded by wrk -tN
+// (same connections); no memory check. --workers 1 is the single-process CLI.
 // Prints the machine, a markdown table of req/s (median, min–max over the rounds)
 // with ratios from the medians, one of the server's CPU time per request (Linux,
 // median round), then the memory check.
@@ -36,9 +40,11 @@ const { measureMemory } = require('./memory')
 const { nginxInstalled, startNginx } = require('./nginx')
 const { KINDS, FLOORS } = require('./server')
 const { formatNumber } = require('./stats')
-const { printTables, formatCpu } = require('./table')
+const { printTables, formatCpu, ZCOPY } = require('./table')
+const { startZcopyServe } = require('./zcopy-serve')
 
 const CONNECTIONS = 16
+const ZCOPY_SERVE = 'zcopy serve'
 const WARM_UP_SECONDS = 1
 
 // Bad options: one line on stderr, exit code 2.
@@ -56,7 +62,8 @@ function options () {
         rounds: { type: 'string', default: '3' },
         cases: { type: 'string' },
         sizes: { type: 'string' },
-        'no-memory': { type: 'boolean', default: false }
+        'no-memory': { type: 'boolean', default: false },
+        workers: { type: 'string' }
       }
     }))
     values.cases = selectCases(values)
@@ -67,7 +74,11 @@ function options () {
   const rounds = Number(values.rounds)
   if (!(seconds > 0)) usage(`--seconds takes a positive number, not '${values.seconds}'`)
   if (!(Number.isInteger(rounds) && rounds > 0)) usage(`--rounds takes a positive whole number, not '${values.rounds}'`)
-  return { cases: values.cases, seconds, rounds, memory: !values['no-memory'] }
+  const workers = values.workers === undefined ? null : Number(values.workers)
+  if (workers !== null && !(Number.isInteger(workers) && workers > 0 && workers <= CONNECTIONS)) {
+    usage(`--workers takes a whole number from 1 to ${CONNECTIONS}, not '${values.workers}'`)
+  }
+  return { cases: values.cases, seconds, rounds, memory: !values['no-memory'] && workers === null, workers }
 }
 
 async function freePort () {
@@ -78,14 +89,16 @@ async function freePort () {
   return port
 }
 
-// → { port, pid, stop() } for a Node server kind or nginx.
-async function start (kind, root) {
+// → { port, pid, stop() } for a Node server kind, zcopy serve or nginx, on
+// `workers` processes.
+async function start (kind, root, workers) {
   if (kind === 'nginx') {
     const port = await freePort()
-    const nginx = await startNginx(root, port)
+    const nginx = await startNginx(root, port, workers)
     return { port, pid: nginx.pid, stop: () => nginx.stop() }
   }
-  const child = fork(join(__dirname, 'server.js'), [kind, root], { stdio: 'inherit' })
+  if (kind === ZCOPY_SERVE) return startZcopyServe(root, workers)
+  const child = fork(join(__dirname, 'server.js'), [kind, root, String(workers)], { stdio: 'inherit' })
   const [{ port }] = await once(child, 'message')
   return {
     port,
@@ -104,12 +117,13 @@ function withoutWrk (cases) {
   return cases.filter((name) => !isFileCase(name))
 }
 
-// One measurement of `kind` on a case: fresh server, warm-up, then the load.
-async function runOnce (kind, root, target, seconds) {
-  const server = await start(kind, root)
+// One measurement of `kind` on a case: fresh server, warm-up, then the load
+// (one load thread per server worker).
+async function runOnce (kind, root, target, { seconds, workers }) {
+  const server = await start(kind, root, workers)
   try {
     const url = `http://127.0.0.1:${server.port}${target.path ?? '/'}`
-    const load = (duration) => measure(url, { connections: CONNECTIONS, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)] })
+    const load = (duration) => measure(url, { threads: workers, connections: CONNECTIONS, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)] })
     await load(target.warmUpSeconds ?? WARM_UP_SECONDS) // caches, JIT
     const before = cpuTime(server.pid)
     const { requests, requestsPerSecond, errors } = await load(seconds)
@@ -120,14 +134,21 @@ async function runOnce (kind, root, target, seconds) {
 }
 
 async function main () {
-  const { cases: selected, seconds, rounds, memory } = options()
+  const { cases: selected, seconds, rounds, memory, workers } = options()
   console.log(machineLine())
   const cases = withoutWrk(selected)
   if (cases.length === 0) return console.log('nothing to measure')
   const nginx = nginxInstalled()
-  const kinds = [...KINDS.filter((kind) => !FLOORS.includes(kind)), ...(nginx ? ['nginx'] : []), ...FLOORS]
+  const kinds = workers === null
+    ? [...KINDS.filter((kind) => !FLOORS.includes(kind)), ...(nginx ? ['nginx'] : []), ...FLOORS]
+    : [ZCOPY_SERVE, 'sirv', ...(nginx ? ['nginx'] : [])]
   const runs = rounds * cases.length * kinds.length
-  console.log(`load: ${loadTool}${loadTool === 'wrk' ? ' -t1' : ''} -c${CONNECTIONS}, ${seconds}s per run after a ${WARM_UP_SECONDS}s warm-up, ` +
+  const threads = workers ?? 1
+  if (workers !== null) {
+    console.log(`${workers} worker${workers > 1 ? 's' : ''} each: zcopy serve --workers ${workers} (the CLI), ` +
+      `sirv ${workers > 1 ? `in a node:cluster of ${workers}` : 'in one process'}, nginx worker_processes ${workers}`)
+  }
+  console.log(`load: ${loadTool}${loadTool === 'wrk' ? ` -t${threads}` : threads > 1 ? ` -w ${threads}` : ''} -c${CONNECTIONS}, ${seconds}s per run after a ${WARM_UP_SECONDS}s warm-up, ` +
     `${rounds} round${rounds > 1 ? 's' : ''}, a fresh server per run` + (nginx ? '' : '; nginx not installed: skipped'))
   console.log(`${runs} runs, about ${Math.ceil(runs * (seconds + WARM_UP_SECONDS + 0.5) / 60)} min\n`)
   const root = mkdtempSync(join(tmpdir(), 'zcopy-bench-http-'))
@@ -139,7 +160,7 @@ async function main () {
     for (let round = 1; round <= rounds; round++) {
       for (const name of cases) {
         for (const kind of kinds) {
-          const result = await runOnce(kind, root, targets[name], seconds)
+          const result = await runOnce(kind, root, targets[name], { seconds, workers: threads })
           results[name][kind].push(result)
           const { requestsPerSecond, cpu, errors } = result
           console.log(`round ${round}/${rounds}  ${name.padEnd(caseWidth)}  ${kind.padEnd(kindWidth)}  ` +
@@ -147,7 +168,7 @@ async function main () {
         }
       }
     }
-    printTables(results, cases, kinds, rounds)
+    printTables(results, cases, kinds, rounds, workers === null ? ZCOPY : ZCOPY_SERVE)
     if (memory) await measureMemory(root)
   } finally {
     rmSync(root, { recursive: true, force: true })

@@ -1,12 +1,14 @@
 'use strict'
 
 // One static file server for the benchmark, in its own process:
-//   node bench/http/server.js <kind> <root>
-// It listens on an ephemeral port of 127.0.0.1 and sends { port } to its parent.
+//   node bench/http/server.js <kind> <root> [workers]
+// It listens on an ephemeral port of 127.0.0.1 and sends { port } to its parent;
+// with workers > 1, from that many processes (cluster.js).
 
 const fs = require('node:fs')
 const http = require('node:http')
 const path = require('node:path')
+const { serveInCluster } = require('./cluster')
 
 const KINDS = {
   'zcopy (node:http)' (root) {
@@ -87,9 +89,11 @@ function startHttp (handler) {
 }
 
 if (require.main === module) {
-  const [kind, root] = process.argv.slice(2)
+  const [kind, root, workers = '1'] = process.argv.slice(2)
   if (!KINDS[kind]) throw new Error(`unknown server kind ${kind}`)
-  Promise.resolve(KINDS[kind](root)).then((port) => process.send({ port }))
+  const start = () => Promise.resolve(KINDS[kind](root))
+  if (Number(workers) > 1) serveInCluster(Number(workers), start)
+  else start().then((port) => process.send({ port }))
 }
 
 // The references, not file servers: listed last, after nginx.

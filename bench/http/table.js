@@ -1,8 +1,8 @@
 'use strict'
 
 // The result tables, markdown: one column per case, one row per server kind
-// (median of the rounds, min–max spread), then zcopy's ratios to each of the
-// others (from the medians), then server CPU per request.
+// (median of the rounds, min–max spread), then zcopy's ratios (the kind
+// `zcopy`, from the medians) to each of the others, then server CPU per request.
 //
 // results: case → kind → [{ requestsPerSecond, cpu: { user, system } | null, errors }] (one per round)
 
@@ -30,7 +30,7 @@ function ratio (value, base) {
   return base ? `${(value / base).toFixed(2)}×` : 'n/a'
 }
 
-function printTables (results, cases, kinds, rounds) {
+function printTables (results, cases, kinds, rounds, zcopy) {
   const runs = (name, kind) => results[name][kind]
   const rps = (name, kind) => median(runs(name, kind).map((run) => run.requestsPerSecond))
   let errors = false
@@ -44,7 +44,7 @@ function printTables (results, cases, kinds, rounds) {
   console.log(`\n${header(`req/s, ${spread}`, cases)}`)
   for (const kind of kinds) console.log(row(LABELS[kind] ?? kind, cases.map((name) => cell(name, kind))))
   for (const base of kinds.filter((kind) => !kind.startsWith('zcopy'))) {
-    console.log(row(`zcopy ÷ ${SHORT[base] ?? base}`, cases.map((name) => ratio(rps(name, ZCOPY), rps(name, base)))))
+    console.log(row(`zcopy ÷ ${SHORT[base] ?? base}`, cases.map((name) => ratio(rps(name, zcopy), rps(name, base)))))
   }
   // The same Express app both ways: Express's own per-request work is in both.
   if (kinds.includes('zcopy (Express)') && kinds.includes('express.static')) {
@@ -76,4 +76,4 @@ function printCpuTable (results, cases, kinds, rounds) {
   })
 }
 
-module.exports = { printTables, formatCpu }
+module.exports = { printTables, formatCpu, ZCOPY }

@@ -124,7 +124,7 @@ describe('zcopy serve: bad input is one line, exit code 2', () => {
     const { code, stdout } = await runCli(['serve', '--help'])
     expect(code).toBe(0)
     const flags = ['--port', '--host', '--single', '--cors', '--max-age', '--immutable', '--etag', '--dotfiles', '--precompressed',
-      '--extensions', '--listing', '--ssl-cert', '--ssl-key', '--http2', '--workers', '--quiet', '--log', '--shutdown-timeout', '--open']
+      '--extensions', '--listing', '--ssl-cert', '--ssl-key', '--ssl-pass', '--http2', '--workers', '--quiet', '--log', '--shutdown-timeout', '--open']
     const examples = stdout.slice(stdout.indexOf('Examples:'))
     for (const flag of flags) {
       expect(stdout).toContain(flag)

@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, test } from 'vitest'
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http2 from 'node:http2'
 import https from 'node:https'
+import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expectOneLineUsageError, runCli } from './cli.mjs'
 import { makeRoot, startServe } from './serve-helpers.mjs'
@@ -11,6 +13,16 @@ const key = fileURLToPath(new URL('../fixtures/http/localhost-key.pem', import.m
 const ca = fs.readFileSync(cert)
 const content = Buffer.alloc(300 * 1024, 'z')
 const root = makeRoot({ 'hello.txt': 'hello\n', 'big.txt': content })
+// The fixture key, encrypted, and its passphrase in a file (outside the served
+// folder) as `echo` writes it: with a trailing newline.
+const PASSPHRASE = 'correct horse battery staple'
+const secrets = makeRoot({
+  'encrypted-key.pem': crypto.createPrivateKey(fs.readFileSync(key)).export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: PASSPHRASE }),
+  'pass.txt': `${PASSPHRASE}\n`,
+  'wrong.txt': 'not it\n'
+})
+const encryptedKey = path.join(secrets, 'encrypted-key.pem')
+afterAll(() => fs.rmSync(secrets, { recursive: true, force: true }))
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 
 function httpsGet (url) {
@@ -67,6 +79,26 @@ describe('zcopy serve over TLS', () => {
     expect(h1.body.toString()).toBe('hello\n')
     const { code } = await server.stop()
     expect(code).toBe(0)
+  })
+
+  test('--ssl-pass: an encrypted key opened with the passphrase from a file, never shown', async () => {
+    const server = await startServe(root, ['--ssl-cert', cert, '--ssl-key', encryptedKey, '--ssl-pass', path.join(secrets, 'pass.txt')])
+    const hello = await httpsGet(new URL('hello.txt', server.url))
+    expect(hello.body.toString()).toBe('hello\n')
+    const { code, stdout, stderr } = await server.stop()
+    expect(code).toBe(0)
+    expect(stdout + stderr).not.toContain(PASSPHRASE)
+  })
+
+  test('an encrypted key without --ssl-pass, or with the wrong one: one line, exit code 2, no passphrase shown', async () => {
+    const withoutPass = await runCli(['serve', root, '--port', '0', '--ssl-cert', cert, '--ssl-key', encryptedKey])
+    expectOneLineUsageError(withoutPass, /--ssl-key .*encrypted-key\.pem is encrypted: give the file holding its passphrase with --ssl-pass/)
+    const wrong = await runCli(['serve', root, '--port', '0', '--ssl-cert', cert, '--ssl-key', encryptedKey, '--ssl-pass', path.join(secrets, 'wrong.txt')])
+    expectOneLineUsageError(wrong, /^zcopy: --ssl-cert\/--ssl-key\/--ssl-pass: .*bad decrypt/)
+    expect(wrong.stderr).not.toContain('not it')
+    expectOneLineUsageError(await runCli(['serve', root, '--port', '0', '--ssl-cert', cert, '--ssl-key', encryptedKey, '--ssl-pass', path.join(secrets, 'none.txt')]),
+      /cannot read --ssl-pass .*none\.txt: no such file/)
+    expectOneLineUsageError(await runCli(['serve', root, '--port', '0', '--ssl-pass', path.join(secrets, 'pass.txt')]), /--ssl-pass goes with --ssl-cert and --ssl-key/)
   })
 
   test('a certificate TLS refuses: one line, exit code 2', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import fs from 'node:fs'
+import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
 import { once } from 'node:events'
@@ -16,6 +17,16 @@ const alive = pid => {
   } catch {
     return false
   }
+}
+
+// One GET on a connection of its own (no pool that may hold one from before).
+function getOnNewConnection (url) {
+  return new Promise((resolve, reject) => {
+    http.get(url, { agent: false, timeout: 3000 }, res => {
+      let body = ''
+      res.setEncoding('utf8').on('data', chunk => { body += chunk }).on('end', () => resolve(body))
+    }).on('timeout', function () { this.destroy(new Error('no answer in 3 s')) }).on('error', reject)
+  })
 }
 
 describe('zcopy serve --workers', () => {
@@ -41,6 +52,34 @@ describe('zcopy serve --workers', () => {
     expect(alive(pids[1])).toBe(false)
     expect(alive(Number(replacement))).toBe(false)
     expect(stdout.split('\n').filter(line => line.startsWith('GET /hello.txt 200'))).toHaveLength(8)
+  })
+
+  // The workers accept from the listening socket they share: the primary hands
+  // out no connection, so new connections are served while it is stopped.
+  // NODE_CLUSTER_SCHED_POLICY=rr (node:cluster's round-robin) undoes that.
+  test.skipIf(process.platform === 'win32').each([
+    ['', 'served'],
+    ['rr', 'not served']
+  ])('NODE_CLUSTER_SCHED_POLICY=%j, primary stopped: new connections %s', async (policy, outcome) => {
+    const server = await startServe(root, ['--workers', '2', '--quiet'], { env: { NODE_CLUSTER_SCHED_POLICY: policy } })
+    const primary = server.cli.child.pid
+    let exit
+    try {
+      process.kill(primary, 'SIGSTOP')
+      try {
+        const url = new URL('hello.txt', server.url)
+        if (outcome === 'served') {
+          for (let i = 0; i < 4; i++) expect(await getOnNewConnection(url)).toBe('hello\n')
+        } else {
+          await expect(getOnNewConnection(url)).rejects.toThrow(/no answer/)
+        }
+      } finally {
+        process.kill(primary, 'SIGCONT')
+      }
+    } finally {
+      exit = await server.stop() // also when an expectation failed: no server left behind
+    }
+    expect(exit.code).toBe(0)
   })
 
   test('NODE_ENV=production: one worker per core by default', async () => {

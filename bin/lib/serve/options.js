@@ -66,6 +66,7 @@ const options = {
   listing: { describe: 'List folders that have no index.html (HTML, or JSON on Accept: application/json)', type: 'boolean', default: false },
   'ssl-cert': { describe: 'TLS certificate (PEM): serve HTTPS', type: 'string', requiresArg: true },
   'ssl-key': { describe: 'TLS private key (PEM)', type: 'string', requiresArg: true },
+  'ssl-pass': { describe: 'File holding the passphrase of an encrypted --ssl-key', type: 'string', requiresArg: true },
   http2: { describe: 'Serve HTTP/2 (with HTTP/1.1 for older clients); needs --ssl-cert and --ssl-key', type: 'boolean', default: false },
   workers: { alias: 'w', describe: 'Processes serving the port: a number or auto (one per core; default in NODE_ENV=production)', type: 'string', requiresArg: true, coerce: workers },
   quiet: { alias: 'q', describe: 'No access log', type: 'boolean', default: false },
@@ -87,6 +88,7 @@ const examples = [
   ['$0 serve --extensions html', '/about serves about.html'],
   ['$0 serve --listing', 'HTML listing of folders without index.html'],
   ['$0 serve --ssl-cert cert.pem --ssl-key key.pem', 'serve HTTPS'],
+  ['$0 serve --ssl-cert cert.pem --ssl-key key.pem --ssl-pass pass.txt', 'HTTPS with an encrypted key, its passphrase read from pass.txt'],
   ['$0 serve --http2 --ssl-cert cert.pem --ssl-key key.pem', 'serve HTTP/2 over TLS'],
   ['$0 serve --workers auto', 'one process per core'],
   ['$0 serve --quiet', 'no access log'],
@@ -95,12 +97,28 @@ const examples = [
   ['$0 serve --open', 'open the URL in the browser']
 ]
 
-function readPem (file, flag) {
+function readFlagFile (file, flag) {
   try {
     return fs.readFileSync(file)
   } catch (error) {
     throw new UsageError(`cannot read --${flag} ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.code || error.message}`)
   }
+}
+
+// --ssl-cert, --ssl-key, --ssl-pass → the TLS options, or null for plain HTTP.
+// The passphrase comes from a file (never the command line, which other users
+// can read in ps), its one trailing newline dropped.
+function resolveTls (argv) {
+  if (Boolean(argv['ssl-cert']) !== Boolean(argv['ssl-key'])) throw new UsageError('--ssl-cert and --ssl-key go together')
+  if (argv['ssl-pass'] && !argv['ssl-key']) throw new UsageError('--ssl-pass goes with --ssl-cert and --ssl-key')
+  if (!argv['ssl-cert']) return null
+  const tls = { cert: readFlagFile(argv['ssl-cert'], 'ssl-cert'), key: readFlagFile(argv['ssl-key'], 'ssl-key') }
+  if (argv['ssl-pass']) {
+    tls.passphrase = readFlagFile(argv['ssl-pass'], 'ssl-pass').toString('utf8').replace(/\r?\n$/, '')
+  } else if (/^-----BEGIN ENCRYPTED PRIVATE KEY-----|^Proc-Type: 4,ENCRYPTED/m.test(tls.key.toString('latin1'))) {
+    throw new UsageError(`--ssl-key ${argv['ssl-key']} is encrypted: give the file holding its passphrase with --ssl-pass`)
+  }
+  return tls
 }
 
 // → the port and whether another free one may be taken when it is in use: only
@@ -125,11 +143,8 @@ function resolveWorkers (argv, env) {
 
 // The parsed argv → everything the serve command needs, checked (UsageError).
 function resolveOptions (argv, env = process.env) {
-  if (Boolean(argv['ssl-cert']) !== Boolean(argv['ssl-key'])) throw new UsageError('--ssl-cert and --ssl-key go together')
-  if (argv.http2 && !argv['ssl-cert']) throw new UsageError('--http2 needs --ssl-cert and --ssl-key (browsers speak HTTP/2 over TLS only)')
-  const tls = argv['ssl-cert']
-    ? { cert: readPem(argv['ssl-cert'], 'ssl-cert'), key: readPem(argv['ssl-key'], 'ssl-key') }
-    : null
+  const tls = resolveTls(argv)
+  if (argv.http2 && !tls) throw new UsageError('--http2 needs --ssl-cert and --ssl-key (browsers speak HTTP/2 over TLS only)')
   return {
     ...resolvePort(argv, env),
     host: argv.host,

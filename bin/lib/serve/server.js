@@ -2,7 +2,7 @@
 
 // The server zcopy serve listens with: node:http, node:https (--ssl-cert,
 // --ssl-key) or node:http2's secure server with HTTP/1.1 for older clients
-// (--http2). A certificate or key that TLS refuses is a usage error.
+// (--http2). A certificate, key or passphrase that TLS refuses is a usage error.
 
 const http = require('node:http')
 const http2 = require('node:http2')
@@ -16,7 +16,8 @@ function createServer ({ tls, http2: useHttp2 }, handle) {
       ? http2.createSecureServer({ ...tls, allowHTTP1: true }, handle)
       : https.createServer(tls, handle)
   } catch (error) {
-    throw new UsageError(`--ssl-cert/--ssl-key: ${error.message.split('\n')[0]}`)
+    const flags = tls.passphrase === undefined ? '--ssl-cert/--ssl-key' : '--ssl-cert/--ssl-key/--ssl-pass'
+    throw new UsageError(`${flags}: ${error.message.split('\n')[0]}`)
   }
 }
 

@@ -1,12 +1,21 @@
 'use strict'
 
 // --workers N: node:cluster. The primary forks N workers (each runs this same
-// command and serves the port; the primary hands out connections), prints the
-// banner once all of them listen, replaces a worker that crashes (killed by a
-// signal or exiting non-zero once it had been listening), and on SIGINT or
-// SIGTERM tells every worker to drain, then exits 0 when all have. A worker
-// that cannot start (port in use...) stops them all: exit code 1 (2 for a
-// usage error), one line on stderr.
+// command and serves the port), prints the banner once all of them listen,
+// replaces a worker that crashes (killed by a signal or exiting non-zero once
+// it had been listening), and on SIGINT or SIGTERM tells every worker to
+// drain, then exits 0 when all have. A worker that cannot start (port in
+// use...) stops them all: exit code 1 (2 for a usage error), one line on stderr.
+//
+// The workers share one listening socket and each accepts from it when it is
+// free (cluster.SCHED_NONE), rather than the primary accepting every connection
+// and handing it over (node:cluster's default round-robin: one more process hop
+// per connection) or one SO_REUSEPORT listener per worker (the kernel picks a
+// worker by the connection's address hash, busy or not; and a worker that
+// dies takes the connections queued on its listener with it). On 2 cores it
+// served 2.2–2.4× the short connections of round-robin and 1.4× those of
+// reusePort, kept-alive ones about as fast (0.93–1.2×; README, "Every core").
+// NODE_CLUSTER_SCHED_POLICY=rr still chooses round-robin.
 
 const cluster = require('node:cluster')
 const { announceListening } = require('./announce')
@@ -113,6 +122,7 @@ function runPrimary ({ zcopy, root, config, say, count }) {
     }
 
     stopSignal().then(stop)
+    if (!process.env.NODE_CLUSTER_SCHED_POLICY) cluster.schedulingPolicy = cluster.SCHED_NONE
     for (let i = 0; i < count; i++) fork()
   })
 }

@@ -1,0 +1,39 @@
+'use strict'
+
+// `zcopy serve` as its users start it, for bench/http/run.js --workers N: the
+// CLI (bin/zcopy.js serve ROOT --port 0 --quiet --workers N) in a child
+// process. → { port, pid, stop() } once it listens (pid: the primary's, whose
+// children are the workers).
+
+const { spawn } = require('node:child_process')
+const { once } = require('node:events')
+const { join } = require('node:path')
+
+const CLI = join(__dirname, '..', '..', 'bin', 'zcopy.js')
+const LISTENING = /at http:\/\/[^ ]+:(\d+)\/ \(/
+
+async function startZcopyServe (root, workers) {
+  const child = spawn(process.execPath, [CLI, 'serve', root, '--port', '0', '--quiet', '--workers', String(workers)], {
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  const exited = once(child, 'exit')
+  const port = await new Promise((resolve, reject) => {
+    let banner = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      banner += chunk
+      const match = LISTENING.exec(banner)
+      if (match) resolve(Number(match[1]))
+    })
+    exited.then(([code, signal]) => reject(new Error(`zcopy serve exited before listening (${signal ?? `exit code ${code}`})`)))
+  })
+  return {
+    port,
+    pid: child.pid,
+    async stop () {
+      child.kill('SIGTERM')
+      await exited
+    }
+  }
+}
+
+module.exports = { startZcopyServe }
