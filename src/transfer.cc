@@ -613,7 +613,7 @@ static bool WaitInPool(int out, uint64_t deadline, bool* slow) {
   if (now >= deadline) return false;
   const uint64_t wait = std::min(deadline - now, kPoolWaitNs);
   pollfd fd{out, POLLOUT, 0};
-  const timespec timeout{0, static_cast<long>(wait)};
+  const timespec timeout{static_cast<time_t>(wait / 1'000'000'000), static_cast<long>(wait % 1'000'000'000)};
   const int n = ppoll(&fd, 1, &timeout, nullptr);
   // A full wait that timed out says the reader is slow; one cut by the deadline does not.
   if (n == 0 && wait == kPoolWaitNs) *slow = true;
