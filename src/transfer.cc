@@ -40,7 +40,8 @@ constexpr int64_t kEagerLimit = 256 * 1024;
 // reader that keeps up frees room well within it, and the job goes on as a plain
 // C sendfile loop would, instead of paying a pool→loop→pool round trip (two
 // thread wake-ups on a busy machine) for every full socket buffer. A reader that
-// does not is left to the event loop (see waits_in_pool_): no thread is parked on it.
+// does not is left to the event loop (see waits_in_pool_): no thread is parked
+// on it, and at most one wait this long is lost for each time it looked fast.
 constexpr uint64_t kPoolWaitNs = 1'000'000;
 
 // A pool job sending to a socket or pipe returns after this long (checked
@@ -368,10 +369,12 @@ class TransferCore {
   bool poll_closing_ = false;
   bool env_closing_ = false;
   int poll_error_ = 0;  // errno of the last failed writability wait
-  // Whether a pool job may wait for a full socket or pipe (kPoolWaitNs): no
-  // after a wait there timed out, yes again once the event loop saw the
-  // destination writable within kPoolWaitNs of waiting for it.
-  bool waits_in_pool_ = true;
+  // Whether a pool job may wait for a full socket or pipe (kPoolWaitNs): yes
+  // once the event loop saw the destination writable again within kPoolWaitNs
+  // of waiting for it, no after a wait in the pool timed out. Not at first: a
+  // response that fits in the socket buffer never waits, and a reader of
+  // unknown speed (a client busy with other connections) costs no pool time.
+  bool waits_in_pool_ = false;
   uint64_t poll_started_ = 0;  // uv_hrtime() when the loop began to wait
 
   napi_ref on_progress_ = nullptr;
