@@ -50,6 +50,12 @@ constexpr uint64_t kPoolWaitNs = 1'000'000;
 // Bounded by time rather than bytes: a job's bytes are what its reader took.
 constexpr uint64_t kJobBudgetNs = 4'000'000;
 
+// Pool jobs to sockets and pipes queued or running, in every environment of the
+// process. A job waits in the pool only while it is the only one: the thread
+// then has nothing better to do for zcopy, whereas with several transfers under
+// way a thread waiting for one reader could be sending for another.
+std::atomic<int> stream_jobs{0};
+
 std::atomic<bool> cachestat_missing{false};
 
 // Whether every page of the range is in the page cache (cachestat(2), Linux
@@ -550,8 +556,10 @@ void TransferCore::QueueChunk(napi_env env) {
   EnsureAsyncContext(env);
   result_ = ChunkResult();
   work_.data = this;
+  if (sink_ == Sink::kStream) stream_jobs.fetch_add(1, std::memory_order_relaxed);
   int err = uv_queue_work(registry_->loop, &work_, WorkCallback, AfterWorkCallback);
   if (err != 0) {
+    if (sink_ == Sink::kStream) stream_jobs.fetch_sub(1, std::memory_order_relaxed);
     Finish(env, Outcome::kSystemError, -err, "uv_queue_work");
     return;
   }
@@ -647,7 +655,8 @@ TransferCore::ChunkResult TransferCore::RunChunk(int out, int in, int64_t max_by
     } else if (errno == EINTR) {
       continue;
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      if (may_wait && WaitInPool(out, deadline, &result.slow)) continue;
+      const bool alone = stream_jobs.load(std::memory_order_relaxed) == 1;
+      if (may_wait && alone && WaitInPool(out, deadline, &result.slow)) continue;
       result.again = true;
       break;
     } else {
@@ -849,6 +858,7 @@ void TransferCore::AfterWorkCallback(uv_work_t* req, int /*status*/) {
   // leaves result_ empty and the abort flag set: OnChunkDone settles as aborted.
   auto* self = static_cast<TransferCore*>(req->data);
   self->work_pending_ = false;
+  if (self->sink_ == Sink::kStream) stream_jobs.fetch_sub(1, std::memory_order_relaxed);
   if (self->env_closing_) {
     self->state_ = State::kDone;
     self->ClosePoll();
