@@ -8,7 +8,8 @@
 //   c        a plain C sendfile(2) loop (c/sendfile-loop.c, compiled with cc;
 //            skipped when there is no compiler)
 // and checked against the targets: zcopy ≥ 2× the stream's throughput,
-// ≥ 0.9× the C loop's, main-thread CPU per GiB ≤ 10% (issue 15: 2%) of the stream's.
+// ≥ 0.9× the C loop's, main-thread CPU per GiB ≤ 2% of the stream's (issue 2
+// asked for 10%, issue 15 for 2%).
 //
 //   node bench/engine.js [--size 1GiB] [--iterations 3] [--rounds 3] [--json | --markdown]
 //                        [--methods zcopy,stream,c] [--variant NAME:VAR=VALUE,...]...
@@ -42,13 +43,7 @@ const { compileSendfileLoop, cSendfileSender } = require('./lib/c-sendfile')
 const TARGETS = [
   { text: 'zcopy throughput ≥ 2× stream', baseline: 'stream', check: (zcopy, base) => zcopy.throughput / base.throughput, min: 2 },
   { text: 'zcopy throughput ≥ 0.9× C sendfile loop', baseline: 'c', check: (zcopy, base) => zcopy.throughput / base.throughput, min: 0.9 },
-  {
-    text: 'zcopy main-thread CPU per GiB ≤ 10% of stream',
-    baseline: 'stream',
-    check: (zcopy, base) => zcopy.cpuPerGiB.mainThread / base.cpuPerGiB.mainThread,
-    max: 0.1
-  },
-  // Issue 15: the event loop stays free while a big file goes out.
+  // Issue 15 (issue 2 asked for 10%): the event loop stays free while a big file goes out.
   {
     text: 'zcopy main-thread CPU per GiB ≤ 2% of stream',
     baseline: 'stream',
