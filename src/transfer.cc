@@ -1,6 +1,7 @@
 #include "transfer.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>  // S_ISREG and friends; the stat itself is FileStat()
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <new>
 #include <string>
 
@@ -32,6 +34,27 @@ constexpr int64_t kMaxSendfileCount = 0x7ffff000;
 // At most this much is sent straight from the event loop, when the whole of it
 // is in the page cache: small responses then cost no thread-pool round trip.
 constexpr int64_t kEagerLimit = 256 * 1024;
+
+// A pool job sending to a socket or pipe that fills waits for it right there
+// (poll(2)) for at most this long before handing the wait to the event loop. A
+// reader that keeps up frees room well within it, and the job goes on as a plain
+// C sendfile loop would, instead of paying a pool→loop→pool round trip (two
+// thread wake-ups on a busy machine) for every full socket buffer. A reader that
+// does not is left to the event loop (see waits_in_pool_): no thread is parked
+// on it, and at most one wait this long is lost for each time it looked fast.
+constexpr uint64_t kPoolWaitNs = 1'000'000;
+
+// A pool job sending to a socket or pipe returns after this long (checked
+// between sendfile calls of at most `chunk` bytes), so that fs, dns.lookup and
+// zlib work queued behind it gets a thread and abort and teardown stay prompt.
+// Bounded by time rather than bytes: a job's bytes are what its reader took.
+constexpr uint64_t kJobBudgetNs = 4'000'000;
+
+// Pool jobs to sockets and pipes queued or running, in every environment of the
+// process. A job waits in the pool only while it is the only one: the thread
+// then has nothing better to do for zcopy, whereas with several transfers under
+// way a thread waiting for one reader could be sending for another.
+std::atomic<int> stream_jobs{0};
 
 std::atomic<bool> cachestat_missing{false};
 
@@ -240,6 +263,7 @@ class TransferCore {
     int error = 0;          // errno of a failed sendfile
     bool eof = false;       // the source ended before the range did
     bool again = false;     // the destination is full (EAGAIN)
+    bool slow = false;      // a wait in the pool timed out: the reader is slow
   };
 
   TransferCore(EnvRegistry* registry, int out, int in, int64_t offset, int64_t length, int64_t chunk,
@@ -287,7 +311,7 @@ class TransferCore {
   void QueueChunk(napi_env env);
   void WaitWritable(napi_env env);
   void EnsureAsyncContext(napi_env env);
-  ChunkResult RunChunk(int out, int in, int64_t max_bytes);
+  ChunkResult RunChunk(int out, int in, int64_t max_bytes, uint64_t deadline = 0, bool may_wait = false);
   bool OpenInPool();
   void CloseIfFinished();
   // Whether a failure leaves the descriptors this transfer opened to JavaScript
@@ -351,6 +375,13 @@ class TransferCore {
   bool poll_closing_ = false;
   bool env_closing_ = false;
   int poll_error_ = 0;  // errno of the last failed writability wait
+  // Whether a pool job may wait for a full socket or pipe (kPoolWaitNs): yes
+  // once the event loop saw the destination writable again within kPoolWaitNs
+  // of waiting for it, no after a wait in the pool timed out. Not at first: a
+  // response that fits in the socket buffer never waits, and a reader of
+  // unknown speed (a client busy with other connections) costs no pool time.
+  bool waits_in_pool_ = false;
+  uint64_t poll_started_ = 0;  // uv_hrtime() when the loop began to wait
 
   napi_ref on_progress_ = nullptr;
   napi_deferred deferred_ = nullptr;
@@ -525,8 +556,10 @@ void TransferCore::QueueChunk(napi_env env) {
   EnsureAsyncContext(env);
   result_ = ChunkResult();
   work_.data = this;
+  if (sink_ == Sink::kStream) stream_jobs.fetch_add(1, std::memory_order_relaxed);
   int err = uv_queue_work(registry_->loop, &work_, WorkCallback, AfterWorkCallback);
   if (err != 0) {
+    if (sink_ == Sink::kStream) stream_jobs.fetch_sub(1, std::memory_order_relaxed);
     Finish(env, Outcome::kSystemError, -err, "uv_queue_work");
     return;
   }
@@ -554,6 +587,7 @@ void TransferCore::WaitWritable(napi_env env) {
     return;
   }
   state_ = State::kPolling;
+  poll_started_ = uv_hrtime();
 }
 
 // Writes what is left of the head. False when it is not all out: the destination
@@ -582,25 +616,47 @@ bool TransferCore::WriteHead(int out, ChunkResult* result) const {
   return true;
 }
 
+// Pool thread: waits for a full `out` to take more, at most kPoolWaitNs and not
+// past `deadline`. True when it can, or has an error for the next sendfile to
+// report; false when the wait should go to the event loop.
+static bool WaitInPool(int out, uint64_t deadline, bool* slow) {
+  const uint64_t now = uv_hrtime();
+  if (now >= deadline) return false;
+  const uint64_t wait = std::min(deadline - now, kPoolWaitNs);
+  pollfd fd{out, POLLOUT, 0};
+  const timespec timeout{static_cast<time_t>(wait / 1'000'000'000), static_cast<long>(wait % 1'000'000'000)};
+  const int n = ppoll(&fd, 1, &timeout, nullptr);
+  // A full wait that timed out says the reader is slow; one cut by the deadline does not.
+  if (n == 0 && wait == kPoolWaitNs) *slow = true;
+  return n > 0 || (n < 0 && errno == EINTR);
+}
+
 // Writes the rest of the head, then moves at most `max_bytes` of the file from
-// `in` to `out`, never waiting for a full destination. Runs on a pool thread, or
-// on the event loop for the eager path.
-TransferCore::ChunkResult TransferCore::RunChunk(int out, int in, int64_t max_bytes) {
+// `in` to `out`, in sendfile calls of at most `chunk_` bytes, stopping after the
+// first one that ends past `deadline` (0: none). A full destination ends it,
+// unless `may_wait`: a pool job then waits for it a little (WaitInPool). Runs on
+// a pool thread, or on the event loop for the eager path (which never waits).
+TransferCore::ChunkResult TransferCore::RunChunk(int out, int in, int64_t max_bytes, uint64_t deadline,
+                                                 bool may_wait) {
   ChunkResult result;
   if (!WriteHead(out, &result)) return result;
   const int64_t limit = std::min(remaining_, max_bytes);
+  const int64_t call_limit = std::min(chunk_, kMaxSendfileCount);
   off_t offset = static_cast<off_t>(offset_);
   while (result.moved < limit && !Aborted()) {
-    size_t count = static_cast<size_t>(std::min(limit - result.moved, kMaxSendfileCount));
+    size_t count = static_cast<size_t>(std::min(limit - result.moved, call_limit));
     ssize_t n = CopyChunk(out, in, &offset, count, &method_);
     if (n > 0) {
       result.moved += n;
+      if (deadline != 0 && uv_hrtime() >= deadline) break;
     } else if (n == 0) {
       result.eof = true;
       break;
     } else if (errno == EINTR) {
       continue;
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      const bool alone = stream_jobs.load(std::memory_order_relaxed) == 1;
+      if (may_wait && alone && WaitInPool(out, deadline, &result.slow)) continue;
       result.again = true;
       break;
     } else {
@@ -616,6 +672,7 @@ TransferCore::ChunkResult TransferCore::RunChunk(int out, int in, int64_t max_by
 // came before the settle wins, even one from inside onProgress.
 void TransferCore::OnChunkDone(napi_env env) {
   const ChunkResult result = result_;
+  if (result.slow) waits_in_pool_ = false;
   head_written_ += result.head_moved;
   offset_ += result.moved;
   remaining_ -= result.moved;
@@ -750,7 +807,13 @@ void TransferCore::OnEnvClosing() {
 void TransferCore::WorkCallback(uv_work_t* req) {
   auto* self = static_cast<TransferCore*>(req->data);
   if (self->open_phase_.load(std::memory_order_acquire) == kOpening && !self->OpenInPool()) return;
-  self->result_ = self->RunChunk(self->out_.Get(), self->in_.Get(), self->chunk_);
+  if (self->sink_ == Sink::kStream) {
+    // A socket or pipe takes what its reader frees: bounded by time, not bytes.
+    self->result_ = self->RunChunk(self->out_.Get(), self->in_.Get(), self->remaining_,
+                                   uv_hrtime() + kJobBudgetNs, self->waits_in_pool_);
+  } else {
+    self->result_ = self->RunChunk(self->out_.Get(), self->in_.Get(), self->chunk_);
+  }
   self->CloseIfFinished();
 }
 
@@ -795,6 +858,7 @@ void TransferCore::AfterWorkCallback(uv_work_t* req, int /*status*/) {
   // leaves result_ empty and the abort flag set: OnChunkDone settles as aborted.
   auto* self = static_cast<TransferCore*>(req->data);
   self->work_pending_ = false;
+  if (self->sink_ == Sink::kStream) stream_jobs.fetch_sub(1, std::memory_order_relaxed);
   if (self->env_closing_) {
     self->state_ = State::kDone;
     self->ClosePoll();
@@ -822,6 +886,8 @@ void TransferCore::PollCallback(uv_poll_t* handle, int status, int /*events*/) {
       self->Finish(self->env_, Outcome::kAborted);
     } else {
       self->poll_error_ = status < 0 ? -status : 0;
+      // Writable again this soon: the reader keeps up, the pool may wait for it.
+      if (uv_hrtime() - self->poll_started_ < kPoolWaitNs) self->waits_in_pool_ = true;
       self->QueueChunk(self->env_);
     }
   }

@@ -1,5 +1,8 @@
 // One sendfile(2) transfer: a byte range of a file moved to a destination
-// descriptor in bounded chunks on libuv's thread pool, settling a Promise.
+// descriptor by bounded jobs on libuv's thread pool, settling a Promise. A job
+// to a file moves one chunk; a job to a socket or pipe sends for a few
+// milliseconds, waiting briefly in the pool for a reader that keeps up (a
+// reader that does not is waited for on the event loop).
 // An optional head (bytes from memory, an HTTP response head say) is written
 // first; on a socket it leaves in the same packet as the file's first bytes.
 //

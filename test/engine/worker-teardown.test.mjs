@@ -12,9 +12,9 @@ import { makeTempDir, removeTempDir } from '../support/files.mjs'
 const child = fileURLToPath(new URL('./children/worker-teardown.cjs', import.meta.url))
 const busyChild = fileURLToPath(new URL('./children/worker-busy-terminate.cjs', import.meta.url))
 
-function run () {
+function run (extraEnv = {}) {
   const dir = makeTempDir('zcopy-teardown-')
-  const env = { ...process.env, ZCOPY_TEARDOWN_DIR: dir }
+  const env = { ...process.env, ZCOPY_TEARDOWN_DIR: dir, ...extraEnv }
   return new Promise((resolve) => {
     execFile(process.execPath, [child], { env, timeout: 100_000, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
       removeTempDir(dir)
@@ -40,6 +40,28 @@ it('50 Workers terminated mid-transfer (to a stalled socket, to a file): no cras
       states: expect.toSatisfy((states) => Object.keys(states).every((outcome) => / terminated after /.test(outcome)) &&
         Object.values(states).reduce((sum, n) => sum + n, 0) === 50),
       // ...and the private dups of every transfer (and everything else) were closed.
+      fdsBefore: expect.any(Number),
+      fdsAfter: report ? report.fdsBefore : -1
+    }
+  })
+}, 120_000)
+
+// Issue 15: a pool job to a reader that keeps up sends and waits for it in the
+// pool for a few milliseconds; a Worker terminated meanwhile waits for that job.
+it('20 Workers terminated mid-transfer to peers that read at full speed: no crash, no descriptor left open', async () => {
+  const { code, signal, stdout, stderr } = await run({ ZCOPY_TEARDOWN_PEERS: 'read', ZCOPY_TEARDOWN_WORKERS: '20' })
+  let report = null
+  try {
+    report = JSON.parse(stdout)
+  } catch {}
+  expect({ code, signal, stderr, report }).toEqual({
+    code: 0,
+    signal: null,
+    stderr: '',
+    report: {
+      workers: 20,
+      states: expect.toSatisfy((states) => Object.keys(states).every((outcome) => / terminated after /.test(outcome)) &&
+        Object.values(states).reduce((sum, n) => sum + n, 0) === 20),
       fdsBefore: expect.any(Number),
       fdsAfter: report ? report.fdsBefore : -1
     }

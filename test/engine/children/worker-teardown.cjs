@@ -2,6 +2,9 @@
 // their transfers is in flight (to a socket whose peer never reads, and to a
 // file), 50 of them, a few at a time. A crash shows as this process's exit
 // signal. Prints one JSON line: { fdsBefore, fdsAfter, workers, states }.
+// ZCOPY_TEARDOWN_PEERS=read: the peers read as fast as they can instead, from a
+// bigger (sparse) file, so that the socket transfers are terminated while a pool
+// job sends or waits in the pool for the reader to take more.
 'use strict'
 
 const fs = require('node:fs')
@@ -11,7 +14,8 @@ const path = require('node:path')
 const { once } = require('node:events')
 const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads')
 
-const SIZE = 64 * 1024 * 1024
+const READING = process.env.ZCOPY_TEARDOWN_PEERS === 'read'
+const SIZE = (READING ? 1024 : 64) * 1024 * 1024
 const WORKERS = Number(process.env.ZCOPY_TEARDOWN_WORKERS || 50)
 const AT_ONCE = 3
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -62,7 +66,7 @@ async function workerMain () {
 // (it is waiting for the socket to take more). The pipe- kinds are not
 // terminated at 'started': their source open (fs.promises.open) may still be in
 // flight then, and Node itself leaks a descriptor opened for a terminated Worker.
-const SCENARIOS = [
+const STALLED_SCENARIOS = [
   { kind: 'pipe-socket', when: 'progress' },
   { kind: 'pipe-file', when: 'progress' },
   { kind: 'pipe-socket', when: 'stalled' },
@@ -71,6 +75,14 @@ const SCENARIOS = [
   { kind: 'raw-socket', when: 'stalled' },
   { kind: 'raw-file', when: 'progress' }
 ]
+// With reading peers nothing stalls; a socket transfer is terminated at its
+// first progress (a pool job has sent and the next one is running) or at once.
+const READING_SCENARIOS = [
+  { kind: 'pipe-socket', when: 'progress' },
+  { kind: 'raw-socket', when: 'progress' },
+  { kind: 'raw-socket', when: 'started' }
+]
+const SCENARIOS = READING ? READING_SCENARIOS : STALLED_SCENARIOS
 
 async function runWorker (index, setup, states) {
   const { kind, when } = SCENARIOS[index % SCENARIOS.length]
@@ -110,11 +122,18 @@ async function main () {
   // The test passes a directory it removes itself, even after a crash.
   const dir = process.env.ZCOPY_TEARDOWN_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-teardown-'))
   const file = path.join(dir, 'big.bin')
-  fs.writeFileSync(file, Buffer.alloc(SIZE, 7))
+  if (READING) {
+    fs.closeSync(fs.openSync(file, 'w'))
+    fs.truncateSync(file, SIZE) // a hole reads as zeros, quickly; pages come into the cache as read
+  } else {
+    fs.writeFileSync(file, Buffer.alloc(SIZE, 7))
+  }
   // Peers that never read: the sender fills the socket buffers, then waits.
+  // (Or read and drop everything, with ZCOPY_TEARDOWN_PEERS=read.)
   const peers = new Set()
   const server = net.createServer((socket) => {
-    socket.pause()
+    if (READING) socket.resume()
+    else socket.pause()
     socket.on('error', () => {})
     peers.add(socket)
     socket.on('close', () => peers.delete(socket))
