@@ -7,65 +7,19 @@ import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { native } from '../../lib/binding.js'
-import { makeTempDir, removeTempDir } from '../support/files.mjs'
+import { expectTerminatedCleanly, runTeardownChild } from '../support/teardown.mjs'
 
 const child = fileURLToPath(new URL('./children/worker-teardown.cjs', import.meta.url))
 const busyChild = fileURLToPath(new URL('./children/worker-busy-terminate.cjs', import.meta.url))
 
-function run (extraEnv = {}) {
-  const dir = makeTempDir('zcopy-teardown-')
-  const env = { ...process.env, ZCOPY_TEARDOWN_DIR: dir, ...extraEnv }
-  return new Promise((resolve) => {
-    execFile(process.execPath, [child], { env, timeout: 100_000, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
-      removeTempDir(dir)
-      resolve({ code: error ? error.code : 0, signal: error ? error.signal : null, stdout, stderr })
-    })
-  })
-}
-
 it('50 Workers terminated mid-transfer (to a stalled socket, to a file): no crash, no descriptor left open', async () => {
-  const { code, signal, stdout, stderr } = await run()
-  let report = null
-  try {
-    report = JSON.parse(stdout)
-  } catch {}
-  // One assertion, so that a failure shows everything: the exit, stderr, the report.
-  expect({ code, signal, stderr, report }).toEqual({
-    code: 0,
-    signal: null,
-    stderr: '',
-    report: {
-      workers: 50,
-      // Every Worker was terminated while its transfer was running, none ran to the end...
-      states: expect.toSatisfy((states) => Object.keys(states).every((outcome) => / terminated after /.test(outcome)) &&
-        Object.values(states).reduce((sum, n) => sum + n, 0) === 50),
-      // ...and the private dups of every transfer (and everything else) were closed.
-      fdsBefore: expect.any(Number),
-      fdsAfter: report ? report.fdsBefore : -1
-    }
-  })
+  expectTerminatedCleanly(await runTeardownChild(child), 50)
 }, 120_000)
 
 // Issue 15: a pool job to a reader that keeps up sends and waits for it in the
 // pool for a few milliseconds; a Worker terminated meanwhile waits for that job.
 it('20 Workers terminated mid-transfer to peers that read at full speed: no crash, no descriptor left open', async () => {
-  const { code, signal, stdout, stderr } = await run({ ZCOPY_TEARDOWN_PEERS: 'read', ZCOPY_TEARDOWN_WORKERS: '20' })
-  let report = null
-  try {
-    report = JSON.parse(stdout)
-  } catch {}
-  expect({ code, signal, stderr, report }).toEqual({
-    code: 0,
-    signal: null,
-    stderr: '',
-    report: {
-      workers: 20,
-      states: expect.toSatisfy((states) => Object.keys(states).every((outcome) => / terminated after /.test(outcome)) &&
-        Object.values(states).reduce((sum, n) => sum + n, 0) === 20),
-      fdsBefore: expect.any(Number),
-      fdsAfter: report ? report.fdsBefore : -1
-    }
-  })
+  expectTerminatedCleanly(await runTeardownChild(child, { ZCOPY_TEARDOWN_PEERS: 'read', ZCOPY_TEARDOWN_WORKERS: '20' }), 20)
 }, 120_000)
 
 it.skipIf(!native)('Workers terminated while they call into the addon: the process lives on', async () => {
