@@ -7,15 +7,14 @@
 // argv: <zcopy lib/index.js> <source: fd | nonblock-fd | path> <destination: pipe | socket>
 
 const fs = require('node:fs')
-const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
-const { once } = require('node:events')
 const { execFileSync } = require('node:child_process')
 const { promisify } = require('node:util')
 
 const [libPath, sourceKind, destKind] = process.argv.slice(2)
 const { pipeFile } = require(libPath)
+const { socketPair } = require('./socket-pair.cjs')
 const open = promisify(fs.open)
 
 async function fifo (dir, name) {
@@ -47,14 +46,7 @@ async function pipeDestination (dir) {
 }
 
 async function socketDestination () {
-  const server = net.createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const accepted = once(server, 'connection')
-  const client = net.connect(server.address().port, '127.0.0.1')
-  await once(client, 'connect')
-  const [peer] = await accepted
-  server.close()
+  const { client, peer } = await socketPair()
   let received = Buffer.alloc(0)
   peer.on('data', (d) => { received = Buffer.concat([received.subarray(-16), d]) })
   return {

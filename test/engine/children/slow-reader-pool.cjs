@@ -9,7 +9,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { pipeFile } = require('../../../lib')
-const { socketPairCjs } = require('./socket-pair.cjs')
+const { socketPair } = require('./socket-pair.cjs')
 
 const SIZE = 64 * 1024 * 1024
 const SLOW_MS = 2500
@@ -21,7 +21,7 @@ async function main () {
     const file = path.join(dir, 'big.bin')
     const data = crypto.randomBytes(SIZE)
     fs.writeFileSync(file, data)
-    const { client, peer } = await socketPairCjs()
+    const { client, peer } = await socketPair()
 
     const hash = crypto.createHash('sha256')
     let received = 0

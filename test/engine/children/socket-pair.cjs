@@ -4,7 +4,7 @@
 const net = require('node:net')
 const { once } = require('node:events')
 
-async function socketPairCjs () {
+async function socketPair () {
   const server = net.createServer().listen(0, '127.0.0.1')
   await once(server, 'listening')
   const accepted = once(server, 'connection')
@@ -15,4 +15,4 @@ async function socketPairCjs () {
   return { client, peer }
 }
 
-module.exports = { socketPairCjs }
+module.exports = { socketPair }
