@@ -179,6 +179,13 @@ class OpenFileCache {
     this.lookups.set(key, entry)
   }
 
+  // Whether remember() may still succeed for `file`: not when the cache keeps
+  // nothing, nor when its entry is one no watch can vouch for.
+  mayRemember (file) {
+    const entry = this.entries.get(file)
+    return this.max > 0 && (entry === undefined || !entry.unwatchable)
+  }
+
   // Whether watches vouch for `entry`, set up on the first ask. An entry no watch
   // can vouch for stays on the per-request stat, and its later requests do not
   // retry the lstat and fs.watch calls.

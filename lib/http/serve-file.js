@@ -42,7 +42,7 @@ const IDENTITY = Object.freeze({ sibling: null, vary: false })
 // the cache remembers (watched): its answer is kept with it, and a change of
 // either sibling name drops the entry as a change of the file itself does.
 function siblingsFor (located, cache) {
-  if (located.siblings !== undefined && located.siblings !== null) return located.siblings
+  if (located.siblings) return located.siblings // kept with a remembered entry
   const siblings = siblingsOf(located.path)
   if (located.siblings === null && cache.guard(located, siblingNames(located.path))) located.siblings = siblings
   return siblings

@@ -108,11 +108,12 @@ function createStaticHandler (root, givenOptions) {
   }
 
   // Remembers that `resolved` names `located`, sent as `entry`. When that was a
-  // precompressed sibling, the file itself is opened to be remembered: a later
-  // request negotiates from it without a stat.
+  // precompressed sibling, the file itself is opened to be remembered (unless it
+  // is known that it cannot be): a later request negotiates from it without a stat.
   function remember (resolved, located, entry) {
     const relocateIt = () => relocate(resolved)
     if (entry.path === located.path) return cache.remember(resolved.path, entry, opts.root, relocateIt)
+    if (!cache.mayRemember(located.path)) return
     openLocated(located, opts, cache).then((file) => {
       cache.remember(resolved.path, file, opts.root, relocateIt)
       cache.release(file)
