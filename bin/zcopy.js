@@ -3,7 +3,7 @@
 
 const yargs = require('yargs/yargs')
 const { hideBin } = require('yargs/helpers')
-const { UsageError } = require('./lib/usage-error')
+const { UsageError, failureLine } = require('./lib/usage-error')
 const { version } = require('../package.json')
 
 async function main (args) {
@@ -28,9 +28,8 @@ async function main (args) {
 
 // Bad input (yargs validation or a UsageError) exits 2, anything else 1;
 // either way one line on stderr, never a stack trace.
-main(hideBin(process.argv)).catch(error => {
-  const usage = error instanceof UsageError
-  const message = String(error.message).replace(/\s*\n\s*/g, ' ')
-  process.stderr.write(`zcopy: ${message}${usage ? " (see 'zcopy --help')" : ''}\n`)
-  process.exitCode = usage ? 2 : 1
+const args = hideBin(process.argv)
+main(args).catch(error => {
+  process.stderr.write(failureLine(error, args) + '\n')
+  process.exitCode = error instanceof UsageError ? 2 : 1
 })

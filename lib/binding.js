@@ -5,6 +5,10 @@
 // fallback takes over, and `loadError` says why, with a `code`:
 //
 //   ZCOPY_UNSUPPORTED_PLATFORM  not Linux: zero-copy is Linux-only, nothing is loaded
+//   ZCOPY_UNSUPPORTED_RUNTIME   Bun: it loads Node-API addons but not the libuv
+//                               functions this one calls (the thread pool, uv_poll,
+//                               uv_fs_fstat); Bun aborts the process on the first
+//                               call, so the addon is not loaded there
 //   ZCOPY_NATIVE_DISABLED       ZCOPY_NATIVE=0 asks for the fallback
 //   ZCOPY_NATIVE_NOT_FOUND      no prebuild for this platform and no build/ (the
 //                               install script did not run, or the build failed)
@@ -36,10 +40,15 @@ function binaryOrigin (root, file) {
 
 // → { native, loadError, binary }. `platform` and `env` are parameters so that
 // every branch can be exercised; the module below calls it once for this process.
-function loadNative (root = ROOT, { platform = process.platform, env = process.env } = {}) {
+function loadNative (root = ROOT, { platform = process.platform, env = process.env, versions = process.versions } = {}) {
   if (platform !== 'linux') {
     const error = codedError('ZCOPY_UNSUPPORTED_PLATFORM',
       `zero-copy needs Linux (sendfile(2)); on ${platform} zcopy uses the stream fallback`)
+    return { native: null, loadError: error, binary: null }
+  }
+  if (versions.bun) {
+    const error = codedError('ZCOPY_UNSUPPORTED_RUNTIME',
+      `Bun ${versions.bun} does not implement the libuv functions the addon needs (its thread pool, uv_poll, uv_fs_fstat): zcopy uses the stream fallback`)
     return { native: null, loadError: error, binary: null }
   }
   if (env.ZCOPY_NATIVE === '0') {

@@ -9,20 +9,14 @@
 
 const fs = require('node:fs')
 const { promisify } = require('node:util')
-const { setTimeout: sleep } = require('node:timers/promises')
+const { backoff, nextDelay } = require('./backoff')
 const { abortError, truncatedError } = require('./errors')
+const { openReader } = require('./stream-source')
 
 const read = promisify(fs.read)
 const write = promisify(fs.write)
 
 const BUFFER_SIZE = 256 * 1024
-const MAX_BACKOFF_MS = 64
-
-const noop = () => {}
-
-function backoff (delay, signal) {
-  return sleep(delay, undefined, signal ? { signal } : undefined).catch(() => { throw abortError(signal) })
-}
 
 async function writeAll (fd, buffer, signal, onWritten) {
   let written = 0
@@ -37,67 +31,48 @@ async function writeAll (fd, buffer, signal, onWritten) {
     } catch (err) {
       if (err.code !== 'EAGAIN') throw err
       await backoff(delay, signal)
-      delay = Math.min(delay * 2, MAX_BACKOFF_MS)
-    }
-  }
-}
-
-// Resolves when `promise` does, or rejects with an AbortError as soon as `signal`
-// aborts. Only for reads of a non-regular source, which may wait for a writer
-// forever: a regular file's read is bounded and is let finish.
-function unlessAborted (promise, signal) {
-  if (!signal) return promise
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal))
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
-  })
-}
-
-// One read of a non-regular source at its current position; EAGAIN (an
-// O_NONBLOCK pipe with nothing in it yet) is waited out. `inFlight.read` is the
-// read in progress (settles, never rejects): an abort does not wait for it, but
-// whoever closes the source must, or a read queued on the thread pool could hit
-// a reused descriptor number.
-async function readStream (fd, buffer, signal, inFlight) {
-  let delay = 1
-  for (;;) {
-    if (signal && signal.aborted) throw abortError(signal)
-    try {
-      const reading = read(fd, buffer, 0, buffer.length, null)
-      if (inFlight) inFlight.read = reading.then(noop, noop)
-      return (await unlessAborted(reading, signal)).bytesRead
-    } catch (err) {
-      if (err.code !== 'EAGAIN') throw err
-      await backoff(delay, signal)
-      delay = Math.min(delay * 2, MAX_BACKOFF_MS)
+      delay = nextDelay(delay)
     }
   }
 }
 
 // `head`: bytes written before the file's; `onHeadWritten(bytes)` follows them.
 // `length` null: a non-regular source, copied from its current position (the
-// offset is ignored) until its end; `inFlight` as for readStream.
+// offset is ignored) until its end, read without blocking the pool
+// (stream-source.js); `inFlight.read` is set to a read of the caller's own
+// descriptor still queued on the pool, when one is: an abort does not wait for
+// it, but whoever closes the source must, or it could hit a reused number.
 async function sendfile (outFd, inFd, offset, length, { signal, onProgress, head, onHeadWritten, inFlight } = {}) {
   if (head) await writeAll(outFd, head, signal, onHeadWritten)
-  const size = length === null ? BUFFER_SIZE : Math.max(1, Math.min(BUFFER_SIZE, length))
-  const buffer = Buffer.allocUnsafe(size)
+  if (length === null) return copyStream(outFd, inFd, signal, onProgress, inFlight)
+  const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(BUFFER_SIZE, length)))
   let done = 0
-  while (length === null || done < length) {
+  while (done < length) {
     if (signal && signal.aborted) throw abortError(signal)
-    let bytesRead
-    if (length === null) {
-      bytesRead = await readStream(inFd, buffer, signal, inFlight)
-      if (bytesRead === 0) break
-    } else {
-      bytesRead = (await read(inFd, buffer, 0, Math.min(buffer.length, length - done), offset + done)).bytesRead
-      if (bytesRead === 0) throw truncatedError(offset + done, length - done)
-    }
+    const { bytesRead } = await read(inFd, buffer, 0, Math.min(buffer.length, length - done), offset + done)
+    if (bytesRead === 0) throw truncatedError(offset + done, length - done)
     await writeAll(outFd, buffer.subarray(0, bytesRead), signal)
     done += bytesRead
     if (onProgress) onProgress(done)
   }
   return done
+}
+
+async function copyStream (outFd, inFd, signal, onProgress, inFlight) {
+  const reader = await openReader(inFd)
+  let done = 0
+  try {
+    for (;;) {
+      if (signal && signal.aborted) throw abortError(signal)
+      const chunk = await reader.read(signal, inFlight)
+      if (chunk === null) return done
+      await writeAll(outFd, chunk, signal)
+      done += chunk.length
+      if (onProgress) onProgress(done)
+    }
+  } finally {
+    await reader.close()
+  }
 }
 
 module.exports = { sendfile }

@@ -1,7 +1,7 @@
 /// <reference types="node" />
 import type { ReadStream, WriteStream } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
-import type { Socket } from 'node:net'
+import type { Server as NetServer, Socket } from 'node:net'
 import type { Writable } from 'node:stream'
 
 export * from './http/types'
@@ -13,6 +13,8 @@ export declare const zeroCopyAvailable: boolean
 export type ZcopyLoadErrorCode =
   /** Not Linux: zero-copy is Linux-only and no addon is loaded. */
   | 'ZCOPY_UNSUPPORTED_PLATFORM'
+  /** Bun: it lacks the libuv functions the addon calls, so the addon is not loaded there. */
+  | 'ZCOPY_UNSUPPORTED_RUNTIME'
   /** `ZCOPY_NATIVE=0` is set in the environment: the fallback was asked for. */
   | 'ZCOPY_NATIVE_DISABLED'
   /** No prebuild for this platform and no local build: the install script did not run or failed. */
@@ -116,3 +118,24 @@ export declare function createReadStream (
   path: import('node:fs').PathLike,
   options?: BufferEncoding | Parameters<typeof import('node:fs').createReadStream>[1]
 ): ZeroCopyReadStream
+
+export interface ProtectServerOptions {
+  /**
+   * Milliseconds a connection may stay without reading or writing a byte (before
+   * its first request, while a client reads nothing of a response, or once the
+   * peer is gone), and the time a request head has to arrive in full:
+   * `server.timeout` (HTTP/2 sessions too) and `server.headersTimeout`.
+   * Default 60000 (nginx's `client_header_timeout` / `send_timeout`); 0 leaves
+   * Node's timeouts as they are.
+   */
+  timeout?: number
+}
+
+/**
+ * Protects a node:http, node:https or node:http2 server from clients that stall,
+ * vanish or pipeline over TLS: on TLS, makes Node's HTTP/1 parser respect its
+ * pause (without it, pipelined requests can cut a response mid-body or get a
+ * 400: HPE_PAUSED), and sets idle and head timeouts (see `timeout`).
+ * Call it right after creating the server. → the server.
+ */
+export declare function protectServer<S extends NetServer> (server: S, options?: ProtectServerOptions): S

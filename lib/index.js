@@ -6,6 +6,7 @@ const { pipeFile } = require('./pipe-file')
 const { createReadStream } = require('./read-stream')
 const { sendFile, serveStatic } = require('./http')
 const { HttpError, isHttpError } = require('./http/http-error')
+const { protectServer } = require('./http/protect-server')
 
 module.exports = {
   zeroCopyAvailable,
@@ -15,6 +16,7 @@ module.exports = {
   createReadStream,
   sendFile,
   serveStatic,
+  protectServer,
   HttpError,
   isHttpError
 }

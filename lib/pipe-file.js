@@ -162,7 +162,22 @@ function sendToSocket (job, socket, hold, inFd, payload, tracker) {
     releaseHold(job, hold)
     return Promise.reject(prematureCloseError())
   }
-  return toDescriptor(job, fd, inFd, payload, tracker, socket, hold)
+  return toDescriptor(job, fd, inFd, payload, rearmingTimeout(socket, tracker), socket, hold)
+}
+
+// A socket's idle timeout (socket.setTimeout, an HTTP server's `timeout`)
+// counts only the writes Node makes: the kernel's, behind its back, re-arm it
+// here at each progress report, so that a download that moves is not taken for
+// an idle connection, and one that stalls still times out.
+function rearmingTimeout (socket, tracker) {
+  if (!(socket.timeout > 0)) return tracker
+  return {
+    get bytes () { return tracker.bytes },
+    report (bytes) {
+      tracker.report(bytes)
+      if (!socket.destroyed) socket.setTimeout(socket.timeout)
+    }
+  }
 }
 
 async function toFileStream (job, stream, inFd, payload, tracker) {
@@ -204,8 +219,9 @@ function toCallerFd (job, fd, inFd, payload, tracker) {
 function toStream (job, stream, inFd, payload, tracker) {
   const { start, length, head } = payload
   job.check()
-  const copying = streamCopy(inFd, start, length, stream, { onProgress: tracker.report, head })
-  return job.wait(copying, () => stream.destroy()).then((bytes) => ({ bytes, zeroCopy: false }), (err) => {
+  const stop = new AbortController() // a read of a pipe ends with the abort too
+  const copying = streamCopy(inFd, start, length, stream, { onProgress: tracker.report, head, signal: stop.signal })
+  return job.wait(copying, () => { stop.abort(); stream.destroy() }).then((bytes) => ({ bytes, zeroCopy: false }), (err) => {
     // A destination destroyed under the copy lost it, however its write callback said so.
     throw err.code === 'ERR_STREAM_DESTROYED' ? prematureCloseError() : err
   })
@@ -390,14 +406,20 @@ function pipeFile (source, destination, options = {}) {
 // Bytes [start, start + length) of an open regular file, after `head` (a Buffer or
 // null), to a destination, with pipeFile's guarantees. For callers that already
 // hold the file's fstat and the exact range (the HTTP layer's open-file cache): no
-// open, no fstat, no argument checks. Resolves with { bytes, zeroCopy }.
+// open, no fstat, no argument checks. Resolves with { bytes, zeroCopy }; a
+// rejection's error carries `bytesWritten`, what reached the destination before.
 function sendRange (fd, start, length, destination, head = null) {
   const target = classifyDestination(destination)
   const job = jobFor(target, null)
   const hold = holdFor(target)
-  const sending = deliver(job, target, hold, fd, { start, length, regular: true, head }, progress())
-  if (hold !== null) return sending // settled through the socket path, which finishes the job
-  return job.finishAfter(sending)
+  const tracker = progress()
+  const sending = deliver(job, target, hold, fd, { start, length, regular: true, head }, tracker)
+  // The socket path settles through its hold, which finishes the job.
+  const settled = hold !== null ? sending : job.finishAfter(sending)
+  return settled.catch((err) => {
+    if (err !== null && typeof err === 'object' && err.bytesWritten === undefined) err.bytesWritten = tracker.bytes
+    throw err
+  })
 }
 
 module.exports = { pipeFile, sendRange }

@@ -7,6 +7,7 @@
 const fs = require('node:fs')
 const { promisify } = require('node:util')
 const { abortError, prematureCloseError, truncatedError } = require('./errors')
+const { openReader } = require('./stream-source')
 
 const read = promisify(fs.read)
 
@@ -52,8 +53,9 @@ async function writeChunk (destination, chunk, last, signal) {
 }
 
 // `length` null: a non-regular source (pipe, device), copied until its end from
-// its current position. `head` (a Buffer or null) is written first. The fd is the
-// caller's and is never closed here. Resolves with the file bytes copied.
+// its current position, read without blocking the pool (stream-source.js), so
+// that `signal` stops it at once. `head` (a Buffer or null) is written first. The
+// fd is the caller's and is never closed here. Resolves with the file bytes copied.
 // A destination's 'error' is this copy's failure for as long as it runs: a write
 // may fail after write() returned (its 'error' comes a tick after its callback),
 // while no wait is listening. Once the copy failed and destroyed the destination,
@@ -66,20 +68,19 @@ async function streamCopy (fd, start, length, destination, { signal, onProgress,
   const onError = (err) => { if (failure === null) failure = err }
   destination.on('error', onError)
   let done = 0
+  let reader = null
   try {
     if (head !== null) await writeChunk(destination, head, length === 0, signal)
+    if (length === null) reader = await openReader(fd)
     while (length === null || done < length) {
       if (failure !== null) throw failure
       if (signal && signal.aborted) throw abortError(signal)
       if (destination.destroyed) throw prematureCloseError()
-      const size = length === null ? CHUNK_SIZE : Math.min(CHUNK_SIZE, length - done)
-      const position = length === null ? null : start + done
-      const { bytesRead, buffer } = await read(fd, Buffer.allocUnsafe(size), 0, size, position)
-      if (bytesRead === 0) break
+      const chunk = reader !== null ? await reader.read(signal) : await readRange(fd, start + done, Math.min(CHUNK_SIZE, length - done))
+      if (chunk === null) break
       if (failure !== null) throw failure
       if (destination.destroyed) throw prematureCloseError()
-      const chunk = bytesRead < size ? buffer.subarray(0, bytesRead) : buffer
-      done += bytesRead
+      done += chunk.length
       await writeChunk(destination, chunk, done === length, signal)
       if (onProgress) onProgress(done)
     }
@@ -88,9 +89,18 @@ async function streamCopy (fd, start, length, destination, { signal, onProgress,
   } catch (err) {
     destination.destroy()
     throw err
+  } finally {
+    if (reader !== null) await reader.close()
   }
   destination.off('error', onError)
   return done
+}
+
+// `size` bytes of a regular file at `position` → a Buffer, or null at its end.
+async function readRange (fd, position, size) {
+  const { bytesRead, buffer } = await read(fd, Buffer.allocUnsafe(size), 0, size, position)
+  if (bytesRead === 0) return null
+  return bytesRead < size ? buffer.subarray(0, bytesRead) : buffer
 }
 
 module.exports = { flushed, streamCopy }

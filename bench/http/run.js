@@ -4,7 +4,8 @@
 // (this machine is noisy: compare ratios, not absolute figures).
 //
 //   node bench/http/run.js [--seconds 5] [--rounds 3] [--cases 4k,64k,1m,100m,files-100,files-5000,files-5000-zipf]
-//                          [--sizes 4k,64k,1m,100m] [--no-memory] [--workers N]
+//                          [--sizes 4k,64k,1m,100m] [--connections 16] [--tls] [--no-memory] [--workers N]
+//                          [--servers 'zcopy serve,zcopy (node:http),nginx']
 //
 // --cases: what is measured (default all; `sizes` and `files` name the groups).
 // The sizes are one file each; files-100 and files-5000 are that many 4 KiB files
@@ -14,12 +15,17 @@
 //
 // Each server runs in its own child process, a fresh one for every case and
 // round, warmed up for 1 s (3 s for the many-files cases); the load comes from
-// another (wrk -t1 -c16 when installed, else autocannon). nginx (sendfile on)
-// joins when it is installed.
+// another (wrk -t1 -c16 when installed, else autocannon). nginx, tuned as a
+// production static server (nginx.js), joins when it is installed.
+// --connections 1,16,256: each case at each count (a column per pair).
+// --tls: every server over TLS 1.3 with one self-signed certificate (tls.js);
+// no memory check.
 // The servers alternate: round 1 runs every kind once per case, then round 2…
 // --workers N: every core, as deployed. zcopy serve (the CLI, --workers N), sirv
 // in a node:cluster of N and nginx with worker_processes N, loaded by wrk -tN
 // (same connections); no memory check. --workers 1 is the single-process CLI.
+// --servers: only these (names as in the table; 'zcopy serve' is the CLI in one
+// process), each zcopy row then compared with each other server.
 // Prints the machine, a markdown table of req/s (median, min–max over the rounds)
 // with ratios from the medians, one of the server's CPU time per request (Linux,
 // median round), then the memory check.
@@ -36,6 +42,7 @@ const { selectCases, isFileCase, prepareCase } = require('./cases')
 const { cpuTime, perRequest } = require('./cpu')
 const { measure, loadTool, wrkInstalled } = require('./load')
 const { machineLine } = require('./machine')
+const { makeCertificate } = require('./tls')
 const { measureMemory } = require('./memory')
 const { nginxInstalled, startNginx } = require('./nginx')
 const { KINDS, FLOORS } = require('./server')
@@ -44,6 +51,7 @@ const { printTables, formatCpu, ZCOPY } = require('./table')
 const { startZcopyServe } = require('./zcopy-serve')
 
 const CONNECTIONS = 16
+const MAX_WORKERS = 16
 const ZCOPY_SERVE = 'zcopy serve'
 const WARM_UP_SECONDS = 1
 
@@ -62,8 +70,11 @@ function options () {
         rounds: { type: 'string', default: '3' },
         cases: { type: 'string' },
         sizes: { type: 'string' },
+        connections: { type: 'string', default: String(CONNECTIONS) },
+        tls: { type: 'boolean', default: false },
         'no-memory': { type: 'boolean', default: false },
-        workers: { type: 'string' }
+        workers: { type: 'string' },
+        servers: { type: 'string' }
       }
     }))
     values.cases = selectCases(values)
@@ -75,10 +86,26 @@ function options () {
   if (!(seconds > 0)) usage(`--seconds takes a positive number, not '${values.seconds}'`)
   if (!(Number.isInteger(rounds) && rounds > 0)) usage(`--rounds takes a positive whole number, not '${values.rounds}'`)
   const workers = values.workers === undefined ? null : Number(values.workers)
-  if (workers !== null && !(Number.isInteger(workers) && workers > 0 && workers <= CONNECTIONS)) {
-    usage(`--workers takes a whole number from 1 to ${CONNECTIONS}, not '${values.workers}'`)
+  if (workers !== null && !(Number.isInteger(workers) && workers > 0 && workers <= MAX_WORKERS)) {
+    usage(`--workers takes a whole number from 1 to ${MAX_WORKERS}, not '${values.workers}'`)
   }
-  return { cases: values.cases, seconds, rounds, memory: !values['no-memory'] && workers === null, workers }
+  const connections = values.connections.split(',').map((text) => text.trim())
+  for (const text of connections) {
+    const count = Number(text)
+    if (!(Number.isInteger(count) && count >= (workers ?? 1) && count <= 10000)) {
+      usage(`--connections takes whole numbers from ${workers ?? 1} (one per load thread) to 10000, not '${text}'`)
+    }
+  }
+  return {
+    cases: values.cases,
+    seconds,
+    rounds,
+    connections: connections.map(Number),
+    tls: values.tls,
+    memory: !values['no-memory'] && workers === null && !values.tls,
+    workers,
+    servers: values.servers === undefined ? null : values.servers.split(',').map((name) => name.trim())
+  }
 }
 
 async function freePort () {
@@ -90,15 +117,16 @@ async function freePort () {
 }
 
 // → { port, pid, stop() } for a Node server kind, zcopy serve or nginx, on
-// `workers` processes.
-async function start (kind, root, workers) {
+// `workers` processes; `tls`: { cert, key } (paths) or null.
+async function start (kind, root, workers, tls) {
   if (kind === 'nginx') {
     const port = await freePort()
-    const nginx = await startNginx(root, port, workers)
+    const nginx = await startNginx(root, port, workers, tls)
     return { port, pid: nginx.pid, stop: () => nginx.stop() }
   }
-  if (kind === ZCOPY_SERVE) return startZcopyServe(root, workers)
-  const child = fork(join(__dirname, 'server.js'), [kind, root, String(workers)], { stdio: 'inherit' })
+  if (kind === ZCOPY_SERVE) return startZcopyServe(root, workers, tls)
+  const certificate = tls ? [tls.cert, tls.key] : []
+  const child = fork(join(__dirname, 'server.js'), [kind, root, String(workers), ...certificate], { stdio: 'inherit' })
   const [{ port }] = await once(child, 'message')
   return {
     port,
@@ -117,13 +145,13 @@ function withoutWrk (cases) {
   return cases.filter((name) => !isFileCase(name))
 }
 
-// One measurement of `kind` on a case: fresh server, warm-up, then the load
-// (one load thread per server worker).
-async function runOnce (kind, root, target, { seconds, workers }) {
-  const server = await start(kind, root, workers)
+// One measurement of `kind` on a case at a connection count: fresh server,
+// warm-up, then the load (one load thread per server worker).
+async function runOnce (kind, root, target, { seconds, workers, connections, tls }) {
+  const server = await start(kind, root, workers, tls)
   try {
-    const url = `http://127.0.0.1:${server.port}${target.path ?? '/'}`
-    const load = (duration) => measure(url, { threads: workers, connections: CONNECTIONS, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)] })
+    const url = `${tls ? 'https' : 'http'}://127.0.0.1:${server.port}${target.path ?? '/'}`
+    const load = (duration) => measure(url, { threads: workers, connections, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)] })
     await load(target.warmUpSeconds ?? WARM_UP_SECONDS) // caches, JIT
     const before = cpuTime(server.pid)
     const { requests, requestsPerSecond, errors } = await load(seconds)
@@ -134,44 +162,55 @@ async function runOnce (kind, root, target, { seconds, workers }) {
 }
 
 async function main () {
-  const { cases: selected, seconds, rounds, memory, workers } = options()
+  const { cases: selected, seconds, rounds, connections, tls, memory, workers, servers } = options()
+  const nginx = nginxInstalled()
+  const known = [...KINDS, ZCOPY_SERVE, 'nginx']
+  const unknown = (servers ?? []).filter((name) => !known.includes(name))
+  if (unknown.length) usage(`--servers: unknown ${unknown.map((n) => `'${n}'`).join(', ')}; known: ${known.join(', ')}`)
+  if (servers && servers.includes('nginx') && !nginx) usage('--servers names nginx, which is not installed')
   console.log(machineLine())
   const cases = withoutWrk(selected)
   if (cases.length === 0) return console.log('nothing to measure')
-  const nginx = nginxInstalled()
-  const kinds = workers === null
+  const kinds = servers ?? (workers === null
     ? [...KINDS.filter((kind) => !FLOORS.includes(kind)), ...(nginx ? ['nginx'] : []), ...FLOORS]
-    : [ZCOPY_SERVE, 'sirv', ...(nginx ? ['nginx'] : [])]
-  const runs = rounds * cases.length * kinds.length
+    : [ZCOPY_SERVE, 'sirv', ...(nginx ? ['nginx'] : [])])
   const threads = workers ?? 1
   if (workers !== null) {
     console.log(`${workers} worker${workers > 1 ? 's' : ''} each: zcopy serve --workers ${workers} (the CLI), ` +
       `sirv ${workers > 1 ? `in a node:cluster of ${workers}` : 'in one process'}, nginx worker_processes ${workers}`)
   }
-  console.log(`load: ${loadTool}${loadTool === 'wrk' ? ` -t${threads}` : threads > 1 ? ` -w ${threads}` : ''} -c${CONNECTIONS}, ${seconds}s per run after a ${WARM_UP_SECONDS}s warm-up, ` +
-    `${rounds} round${rounds > 1 ? 's' : ''}, a fresh server per run` + (nginx ? '' : '; nginx not installed: skipped'))
+  const connectionsText = connections.length > 1 ? `-c${connections.join('/')}` : `-c${connections[0]}`
+  console.log(`load: ${loadTool}${loadTool === 'wrk' ? ` -t${threads}` : threads > 1 ? ` -w ${threads}` : ''} ${connectionsText}` +
+    `${tls ? ' over TLS 1.3 (one self-signed P-256 certificate)' : ''}, ${seconds}s per run after a ${WARM_UP_SECONDS}s warm-up, ` +
+    `${rounds} round${rounds > 1 ? 's' : ''}, a fresh server per run, the servers alternating` + (nginx ? '' : '; nginx not installed: skipped'))
+  // One column per case and connection count.
+  const columns = cases.flatMap((name) => connections.map((count) => ({ name, connections: count, label: connections.length > 1 ? `${name} c${count}` : name })))
+  const runs = rounds * columns.length * kinds.length
   console.log(`${runs} runs, about ${Math.ceil(runs * (seconds + WARM_UP_SECONDS + 0.5) / 60)} min\n`)
   const root = mkdtempSync(join(tmpdir(), 'zcopy-bench-http-'))
+  const certificate = tls ? makeCertificate() : null
   try {
     const targets = Object.fromEntries(cases.map((name) => [name, prepareCase(root, name)]))
-    const results = Object.fromEntries(cases.map((name) => [name, Object.fromEntries(kinds.map((kind) => [kind, []]))]))
-    const caseWidth = Math.max(...cases.map((name) => name.length))
+    const results = Object.fromEntries(columns.map(({ label }) => [label, Object.fromEntries(kinds.map((kind) => [kind, []]))]))
+    const labelWidth = Math.max(...columns.map(({ label }) => label.length))
     const kindWidth = Math.max(...kinds.map((kind) => kind.length))
     for (let round = 1; round <= rounds; round++) {
-      for (const name of cases) {
+      for (const { name, connections: count, label } of columns) {
         for (const kind of kinds) {
-          const result = await runOnce(kind, root, targets[name], { seconds, workers: threads })
-          results[name][kind].push(result)
+          const result = await runOnce(kind, root, targets[name], { seconds, workers: threads, connections: count, tls: certificate })
+          results[label][kind].push(result)
           const { requestsPerSecond, cpu, errors } = result
-          console.log(`round ${round}/${rounds}  ${name.padEnd(caseWidth)}  ${kind.padEnd(kindWidth)}  ` +
+          console.log(`round ${round}/${rounds}  ${label.padEnd(labelWidth)}  ${kind.padEnd(kindWidth)}  ` +
             `${formatNumber(requestsPerSecond).padStart(8)} req/s${cpu ? `  ${formatCpu(cpu)} µs CPU/request` : ''}${errors ? `  (${errors} errors)` : ''}`)
         }
       }
     }
-    printTables(results, cases, kinds, rounds, workers === null ? ZCOPY : ZCOPY_SERVE)
-    if (memory) await measureMemory(root)
+    const zcopys = servers ? kinds.filter((kind) => kind.startsWith('zcopy')) : [workers === null ? ZCOPY : ZCOPY_SERVE]
+    printTables(results, columns.map(({ label }) => label), kinds, rounds, zcopys)
+    if (memory && !servers) await measureMemory(root)
   } finally {
     rmSync(root, { recursive: true, force: true })
+    certificate?.remove()
   }
 }
 

@@ -1,12 +1,14 @@
 'use strict'
 
 // One static file server for the benchmark, in its own process:
-//   node bench/http/server.js <kind> <root> [workers]
+//   node bench/http/server.js <kind> <root> [workers] [cert.pem key.pem]
 // It listens on an ephemeral port of 127.0.0.1 and sends { port } to its parent;
-// with workers > 1, from that many processes (cluster.js).
+// with workers > 1, from that many processes (cluster.js); with a certificate
+// and key, over TLS (node:https, Fastify's `https` option).
 
 const fs = require('node:fs')
 const http = require('node:http')
+const https = require('node:https')
 const path = require('node:path')
 const { serveInCluster } = require('./cluster')
 
@@ -28,7 +30,7 @@ const KINDS = {
     return startHttp((req, res) => serve(req, res, () => notFound(res)))
   },
   async '@fastify/static' (root) {
-    const app = require('fastify')({ logger: false })
+    const app = require('fastify')({ logger: false, ...(tls && { https: tls }) })
     app.register(require('@fastify/static'), { root })
     await app.listen({ port: 0, host: '127.0.0.1' })
     return app.server.address().port
@@ -83,14 +85,18 @@ function notFound (res) {
   res.end()
 }
 
+// { cert, key } (PEM contents) when the run is over TLS, else null.
+let tls = null
+
 function startHttp (handler) {
-  const server = http.createServer(handler)
+  const server = tls ? https.createServer(tls, handler) : http.createServer(handler)
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)))
 }
 
 if (require.main === module) {
-  const [kind, root, workers = '1'] = process.argv.slice(2)
+  const [kind, root, workers = '1', cert, key] = process.argv.slice(2)
   if (!KINDS[kind]) throw new Error(`unknown server kind ${kind}`)
+  if (cert) tls = { cert: fs.readFileSync(cert), key: fs.readFileSync(key) }
   const start = () => Promise.resolve(KINDS[kind](root))
   if (Number(workers) > 1) serveInCluster(Number(workers), start)
   else start().then((port) => process.send({ port }))

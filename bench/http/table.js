@@ -2,7 +2,8 @@
 
 // The result tables, markdown: one column per case, one row per server kind
 // (median of the rounds, min–max spread), then zcopy's ratios (the kind
-// `zcopy`, from the medians) to each of the others, then server CPU per request.
+// `zcopy`) to each of the others: the median of the per-round ratios, where the
+// two ran back to back, with their min–max; then server CPU per request.
 //
 // results: case → kind → [{ requestsPerSecond, cpu: { user, system } | null, errors }] (one per round)
 
@@ -26,13 +27,20 @@ function header (title, cases) {
   return `${row(title, cases)}\n|---|${cases.map(() => '---:').join('|')}|`
 }
 
-function ratio (value, base) {
-  return base ? `${(value / base).toFixed(2)}×` : 'n/a'
+// The ratio of `kind` to `base` in each round → `0.93× (0.81–1.02)`, or `0.93×`
+// for one round; 'n/a' when the base served nothing.
+function ratio (kindRuns, baseRuns) {
+  const ratios = kindRuns.map((run, i) => run.requestsPerSecond / baseRuns[i].requestsPerSecond)
+  if (!ratios.every(Number.isFinite)) return 'n/a'
+  const text = `${median(ratios).toFixed(2)}×`
+  if (ratios.length < 2) return text
+  const sorted = [...ratios].sort((a, b) => a - b)
+  return `${text} (${sorted[0].toFixed(2)}–${sorted[sorted.length - 1].toFixed(2)})`
 }
 
-function printTables (results, cases, kinds, rounds, zcopy) {
+// `zcopys`: the zcopy rows each other server is compared with.
+function printTables (results, cases, kinds, rounds, zcopys) {
   const runs = (name, kind) => results[name][kind]
-  const rps = (name, kind) => median(runs(name, kind).map((run) => run.requestsPerSecond))
   let errors = false
   const cell = (name, kind) => {
     const failed = runs(name, kind).some((run) => run.errors > 0)
@@ -43,12 +51,15 @@ function printTables (results, cases, kinds, rounds, zcopy) {
   const spread = rounds > 1 ? `median (min–max) of ${rounds} rounds` : '1 round'
   console.log(`\n${header(`req/s, ${spread}`, cases)}`)
   for (const kind of kinds) console.log(row(LABELS[kind] ?? kind, cases.map((name) => cell(name, kind))))
-  for (const base of kinds.filter((kind) => !kind.startsWith('zcopy'))) {
-    console.log(row(`zcopy ÷ ${SHORT[base] ?? base}`, cases.map((name) => ratio(rps(name, zcopy), rps(name, base)))))
+  for (const zcopy of zcopys) {
+    const name = zcopys.length > 1 ? (LABELS[zcopy] ?? zcopy) : 'zcopy'
+    for (const base of kinds.filter((kind) => !kind.startsWith('zcopy'))) {
+      console.log(row(`${name} ÷ ${SHORT[base] ?? base}`, cases.map((c) => ratio(runs(c, zcopy), runs(c, base)))))
+    }
   }
   // The same Express app both ways: Express's own per-request work is in both.
   if (kinds.includes('zcopy (Express)') && kinds.includes('express.static')) {
-    console.log(row('zcopy (Express) ÷ express.static', cases.map((name) => ratio(rps(name, 'zcopy (Express)'), rps(name, 'express.static')))))
+    console.log(row('zcopy (Express) ÷ express.static', cases.map((name) => ratio(runs(name, 'zcopy (Express)'), runs(name, 'express.static')))))
   }
   if (errors) console.log('\ncells marked * had errors or non-2xx responses in some round (see the log above)')
   printCpuTable(results, cases, kinds, rounds)

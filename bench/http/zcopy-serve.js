@@ -1,7 +1,7 @@
 'use strict'
 
 // `zcopy serve` as its users start it, for bench/http/run.js --workers N: the
-// CLI (bin/zcopy.js serve ROOT --port 0 --quiet --workers N) in a child
+// CLI (bin/zcopy.js serve ROOT --port 0 --quiet --workers N [--ssl-*]) in a child
 // process. → { port, pid, stop() } once it listens (pid: the primary's, whose
 // children are the workers).
 
@@ -10,10 +10,12 @@ const { once } = require('node:events')
 const { join } = require('node:path')
 
 const CLI = join(__dirname, '..', '..', 'bin', 'zcopy.js')
-const LISTENING = /at http:\/\/[^ ]+:(\d+)\/ \(/
+const LISTENING = /at https?:\/\/[^ ]+:(\d+)\/ \(/
 
-async function startZcopyServe (root, workers) {
-  const child = spawn(process.execPath, [CLI, 'serve', root, '--port', '0', '--quiet', '--workers', String(workers)], {
+// `tls`: { cert, key } to serve HTTPS (--ssl-cert, --ssl-key).
+async function startZcopyServe (root, workers, tls = null) {
+  const certificate = tls ? ['--ssl-cert', tls.cert, '--ssl-key', tls.key] : []
+  const child = spawn(process.execPath, [CLI, 'serve', root, '--port', '0', '--quiet', '--workers', String(workers), ...certificate], {
     stdio: ['ignore', 'pipe', 'inherit']
   })
   const exited = once(child, 'exit')

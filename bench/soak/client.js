@@ -171,6 +171,26 @@ function checkHead (request, head) {
   return null
 }
 
+// Compares body bytes that arrived, `at` bytes into the body of `request`, with
+// the file's; counts and samples what differs.
+function verifyBytes ({ stats, files }, request, at, bytes) {
+  const { content } = files[request.index]
+  const start = request.expect.start + at
+  const expected = content.subarray(start, start + bytes.length)
+  stats.bytesVerified += bytes.length
+  if (expected.length === bytes.length && bytes.equals(expected)) return
+  let wrong = Math.abs(bytes.length - expected.length)
+  let first = -1
+  for (let i = 0; i < Math.min(bytes.length, expected.length); i++) {
+    if (bytes[i] !== expected[i]) {
+      wrong++
+      if (first < 0) first = i
+    }
+  }
+  stats.wrongBytes += wrong
+  sample(stats, { problem: `${wrong} wrong bytes of ${bytes.length}, first at file offset ${start + Math.max(first, 0)}`, request: request.text.split('\r\n').filter(Boolean) })
+}
+
 class Connection {
   // ctx: { port, tls, files, etags, stats, rng, stopping(), resetRate?, slowRate? }
   constructor (ctx, id) {
@@ -195,16 +215,26 @@ class Connection {
     await this.hangUp()
   }
 
-  // Closes an idle connection the polite way (FIN; the server closes its side).
+  // Closes an idle connection the polite way, or by force after 3 s.
   hangUp () {
     const socket = this.socket
     if (socket === null) return
     this.socket = null
     return new Promise((resolve) => {
-      const timer = setTimeout(() => { socket.destroy(); this.raw.destroy() }, 3000)
+      const timer = setTimeout(() => this.forceClose(socket), 3000)
       socket.once('close', () => { clearTimeout(timer); resolve() })
-      socket.end()
+      this.closeGently(socket)
     })
+  }
+
+  // FIN; the server closes its side.
+  closeGently (socket) {
+    socket.end()
+  }
+
+  forceClose (socket) {
+    socket.destroy()
+    this.raw.destroy()
   }
 
   connect () {
@@ -321,7 +351,7 @@ class Connection {
 
   finishBatch (batch) {
     if (this.batch === batch) this.batch = null
-    if (this.paused) this.paused = false
+    this.paused = false
     batch.done()
   }
 
@@ -457,23 +487,8 @@ class Connection {
   }
 
   verify (request, at, bytes) {
-    const { stats, files } = this.ctx
-    const { content } = files[request.index]
-    const start = request.expect.start + at
-    const expected = content.subarray(start, start + bytes.length)
-    stats.bytesVerified += bytes.length
-    if (expected.length === bytes.length && bytes.equals(expected)) return
-    let wrong = Math.abs(bytes.length - expected.length)
-    let first = -1
-    for (let i = 0; i < Math.min(bytes.length, expected.length); i++) {
-      if (bytes[i] !== expected[i]) {
-        wrong++
-        if (first < 0) first = i
-      }
-    }
-    stats.wrongBytes += wrong
-    sample(stats, { problem: `${wrong} wrong bytes of ${bytes.length}, first at file offset ${start + Math.max(first, 0)}`, request: request.text.split('\r\n').filter(Boolean) })
+    verifyBytes(this.ctx, request, at, bytes)
   }
 }
 
-module.exports = { Connection, random, newStats }
+module.exports = { Connection, random, newStats, makeRequest, checkHead, sample, verifyBytes }

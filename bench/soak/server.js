@@ -2,7 +2,8 @@
 
 // The server side of the soak (bench/soak.js), in its own process:
 //   node --expose-gc bench/soak/server.js   (config in the SOAK_SERVER env, JSON)
-// node:http (or https with the test certificate) + zcopy.serveStatic(root), on an
+// node:http (or https with the test certificate, or node:http2's secure server)
+// + zcopy.serveStatic(root), on an
 // ephemeral port of 127.0.0.1. It answers its parent over IPC:
 //   { id, op: 'stats' }       → descriptors (/proc/self/fd), memory, connections, errors
 //   { id, op: 'close' }       → calls the current middleware's close(); says whether
@@ -13,6 +14,7 @@
 
 const fs = require('node:fs')
 const http = require('node:http')
+const http2 = require('node:http2')
 const https = require('node:https')
 const path = require('node:path')
 
@@ -72,15 +74,29 @@ function handle (req, res) {
   middleware(req, res, (err) => finish(res, err))
 }
 
-const server = config.tls
-  ? https.createServer({
-    key: fs.readFileSync(path.join(config.fixtures, 'localhost-key.pem')),
-    cert: fs.readFileSync(path.join(config.fixtures, 'localhost-cert.pem'))
-  }, handle)
-  : http.createServer(handle)
+const credentials = () => ({
+  key: fs.readFileSync(path.join(config.fixtures, 'localhost-key.pem')),
+  cert: fs.readFileSync(path.join(config.fixtures, 'localhost-cert.pem'))
+})
+const server = config.http2
+  ? http2.createSecureServer(credentials(), handle)
+  : config.tls ? https.createServer(credentials(), handle) : http.createServer(handle)
+// HTTP/2 sessions open (--http2).
+const sessions = new Set()
+server.on('session', (session) => {
+  sessions.add(session)
+  session.once('close', () => sessions.delete(session))
+})
 // Slow readers pause for up to a few seconds mid-response; nothing here should
-// time them out. Idle keep-alive connections may close after 30 s.
-server.keepAliveTimeout = 30_000
+// time them out. Idle keep-alive connections may close after 30 s (raw Node).
+// zcopy.protectServer, unless --raw-node: on TLS the HTTP/1 parser respects its
+// pause, and a connection silent for PROTECT_TIMEOUT_MS (a client gone without
+// the server noticing), idle keep-alive ones too, is closed. Longer than the
+// slowest reader's pause (2 s); with Node's extra second on keep-alive, shorter
+// than the parent's settling time (10 s).
+const PROTECT_TIMEOUT_MS = 6_000
+server.keepAliveTimeout = config.rawNode ? 30_000 : PROTECT_TIMEOUT_MS
+if (!config.rawNode) zcopy.protectServer(server, { timeout: PROTECT_TIMEOUT_MS })
 
 function memory () {
   if (typeof global.gc === 'function') global.gc()
@@ -94,7 +110,7 @@ function connections () {
 
 const ops = {
   async stats () {
-    return { descriptors: descriptors(), memory: memory(), connections: await connections(), requests, errors }
+    return { descriptors: descriptors(), memory: memory(), connections: await connections(), sessions: sessions.size, requests, errors }
   },
   async close ({ timeoutMs }) {
     const started = Date.now()
@@ -109,7 +125,8 @@ const ops = {
     return { ...outcome, ms: Date.now() - started }
   },
   async closeConnections () {
-    server.closeAllConnections()
+    if (server.closeAllConnections) server.closeAllConnections()
+    for (const session of sessions) session.destroy()
     return {}
   },
   async middleware () {

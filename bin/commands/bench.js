@@ -9,6 +9,7 @@ const { createTempDir } = require('../lib/temp-dir')
 const { machineInfo } = require('../lib/machine')
 const { loadZcopy } = require('../lib/load-zcopy')
 const { runBenchmarks, MODE_NAMES } = require('../lib/bench/run')
+const { COLUMNS, NARROW } = require('../lib/render/columns')
 const { renderTable } = require('../lib/render/table')
 const { renderMarkdown } = require('../lib/render/markdown')
 const { renderSvg } = require('../lib/render/svg')
@@ -55,7 +56,8 @@ exports.builder = yargs => yargs
       coerce: integerInRange('concurrency', 1, 256)
     },
     json: { describe: 'Print the results as JSON on stdout', type: 'boolean' },
-    markdown: { describe: 'Print the results as a markdown table', type: 'boolean' },
+    markdown: { describe: 'Print the results as a markdown table (every column)', type: 'boolean' },
+    wide: { describe: 'Every column in the terminal table (ops/s, CPU user and sys, peak RSS); the default fits 80 columns', type: 'boolean' },
     svg: { describe: 'Also write a bar chart of throughput to FILE', type: 'string', requiresArg: true }
   })
   .conflicts('duration', 'iterations')
@@ -106,5 +108,5 @@ exports.handler = async argv => {
   if (argv.svg !== undefined) fs.writeFileSync(argv.svg, renderSvg(report))
   if (argv.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n')
   else if (argv.markdown) process.stdout.write(renderMarkdown(report))
-  else process.stdout.write(renderTable(report))
+  else process.stdout.write(renderTable(report, argv.wide ? COLUMNS : NARROW))
 }

@@ -1,11 +1,13 @@
 'use strict'
 
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const { UsageError } = require('../lib/usage-error')
 const { loadZcopy } = require('../lib/load-zcopy')
 const { announceListening, createSay } = require('../lib/serve/announce')
 const { createInstance, stopSignal } = require('../lib/serve/instance')
+const { stoppingLine } = require('../lib/serve/shutdown')
 const { listenPort } = require('../lib/serve/listen-port')
 const { openUrl } = require('../lib/serve/open')
 const { examples, options, resolveOptions } = require('../lib/serve/options')
@@ -41,15 +43,25 @@ async function runSingle ({ zcopy, root, config, write, say }) {
   const url = announceListening(say, { root, address, zcopy, config })
   if (config.open) openUrl(url, say)
   await stopped
-  const stopping = instance.stop() // the listener is closed before this returns
-  say('zcopy: stopping')
+  const stopping = instance.stop() // the listener and idle connections are closed before this returns
+  say(stoppingLine(instance.waitingFor(), config.shutdownTimeout))
   await stopping
+}
+
+// Serving the whole file system or a home folder is most often a slip (`zcopy
+// serve ~` for `zcopy serve ~/site`): it goes ahead, with one line on stderr.
+function warnIfBroad (root) {
+  const what = root === path.parse(root).root ? 'the whole file system' : root === os.homedir() ? 'your home folder' : null
+  if (what === null) return
+  const running = typeof process.getuid === 'function' && process.getuid() === 0 ? ', as root' : ''
+  process.stderr.write(`zcopy: warning: serving ${root}, ${what}${running}: every readable file below it can be downloaded\n`)
 }
 
 exports.handler = async argv => {
   const root = path.resolve(argv.dir)
   checkFolder(root)
   const config = resolveOptions(argv)
+  if (!isWorker()) warnIfBroad(root)
   const zcopy = loadZcopy()
   const write = line => process.stdout.write(line + '\n')
   const say = createSay(config, write)

@@ -1,149 +1,175 @@
 'use strict'
 
-// zcopy/fastify: a Fastify plugin in the shape of @fastify/static, registered
-// with fastify-plugin (not encapsulated):
+// zcopy/fastify: a drop-in for @fastify/static (10.x) that sends files with zcopy.
 //
 //   fastify.register(require('zcopy/fastify'), { root, prefix: '/public/' })
 //
-// Options: `root` (required), `prefix` (default '/'; the routes are GET and HEAD
-// `${prefix}*`, the prefix given a trailing slash), `decorateReply` (default true:
-// `reply.sendFile(path, [root])`), and zcopy.serveStatic's options (dotfiles,
-// index, extensions, redirect, maxAge, immutable, etag, lastModified, acceptRanges,
-// cacheControl, precompressed, setHeaders, onSent, maxOpenFiles, memoryCache,
-// allowSymlinksOutsideRoot). `fallthrough` has no meaning here.
+// Options, names and defaults are @fastify/static's: root (a directory, a file:
+// URL or an array of them, tried in order), prefix, prefixAvoidTrailingSlash,
+// serve, wildcard (+ globIgnore, serveDotFiles), decorateReply (reply.sendFile,
+// reply.download), redirect, index, extensions, dotfiles ('allow'), list,
+// allowedPath, preCompressed, setHeaders(reply, path, stat), acceptRanges,
+// cacheControl, maxAge, immutable, etag, lastModified, constraints, schemaHide,
+// logLevel; and zcopy's maxOpenFiles, memoryCache, maxWatches, allowSymlinksOutsideRoot,
+// onSent. A request path with '.', '..' or empty segments or a backslash (raw or
+// percent-encoded) is refused with 403, so that no file is served past another
+// route that guards its path (see ./fastify/request-path.js).
 //
-// - A file (200/206/304/412/416) or a directory redirect (301) is written by zcopy
-//   on the raw response, after reply.hijack(); headers set earlier with
-//   reply.header() (hooks such as CORS) are carried over. onSend hooks do not see
-//   the body (there is no payload), as with any hijacked reply.
-// - Not found (404 before a file was chosen) goes to Fastify's not-found handler,
-//   reply.callNotFound(), as @fastify/static does; other errors (403 for
-//   `dotfiles: 'deny'`, 400) go to Fastify's error handler through reply.send(err).
-// - The cached file descriptors close with the Fastify instance (onClose).
+// A file is written by zcopy on the raw response after reply.hijack(): onSend
+// hooks do not see its body. Not found goes to Fastify's not-found handler, other
+// errors to its error handler. The open files close with the Fastify instance.
 
 const path = require('node:path')
 const fp = require('fastify-plugin')
 const { createStaticHandler } = require('../http/serve-static')
+const { attachment } = require('./fastify/content-disposition')
+const { listOptionsError } = require('./fastify/dir-list')
+const errors = require('./fastify/errors')
+const { addFileRoutes } = require('./fastify/file-routes')
+const { checkRoot, normalizeRoot } = require('./fastify/options')
+const { FORBIDDEN, pathBelowPrefix, prefixMatcher, redirectUrl } = require('./fastify/request-path')
+const { answerWithUrl, replySetHeaders } = require('./fastify/reply')
+const { pathSender } = require('./fastify/send-path')
 
-const notFoundOnly = (err) => err.status === 404
+const { FST_STATIC_FORBIDDEN_PATH, FST_STATIC_INVALID_OPTION_VALUE } = errors
 
-// The route's prefix (a parent's prefix included), once, from its url: '/x/*' → '/x/'.
-function routePrefix (request) {
-  const url = (request.routeOptions && request.routeOptions.url) || '/*'
-  return url.endsWith('*') ? url.slice(0, -1) : url
+// The options a sendFile call may override (@fastify/send's per-call options),
+// and all those the zcopy handlers take from the plugin's.
+const CALL_OPTIONS = ['acceptRanges', 'cacheControl', 'dotfiles', 'etag', 'extensions', 'immutable', 'index',
+  'lastModified', 'maxAge']
+const HANDLER_OPTIONS = [...CALL_OPTIONS, 'contentType', 'maxOpenFiles', 'memoryCache', 'maxWatches',
+  'allowSymlinksOutsideRoot', 'onSent']
+
+// Handlers kept for sendFile's per-call roots and options (see handlerFor).
+const MAX_CALL_HANDLERS = 32
+
+function pick (from, names) {
+  const picked = {}
+  for (const name of names) if (from[name] !== undefined) picked[name] = from[name]
+  return picked
 }
 
-// The request-target below the prefix, still URL-encoded, with its query: what the
-// handler resolves, as it resolves req.url under an Express mount. When the raw URL
-// does not start with the prefix as written (case-insensitive routing, duplicate
-// slashes), the wildcard Fastify matched, re-encoded.
-function urlBelow (prefix, request) {
-  const raw = request.raw.url
-  const query = raw.search(/[?#]/)
-  const pathname = query === -1 ? raw : raw.slice(0, query)
-  if (pathname.startsWith(prefix)) return raw.slice(prefix.length - 1)
-  const wildcard = (request.params && request.params['*']) || ''
-  return '/' + wildcard.split('/').map(encodeURIComponent).join('/') + (query === -1 ? '' : raw.slice(query))
-}
-
-function carryHeaders (reply) {
-  const raw = reply.raw
-  const headers = reply.getHeaders()
-  for (const name of Object.keys(headers)) {
-    if (headers[name] !== undefined && !raw.hasHeader(name)) raw.setHeader(name, headers[name])
+async function zcopyFastify (fastify, givenOptions) {
+  const opts = { ...givenOptions }
+  if (opts.serve !== false || opts.root !== undefined) {
+    opts.root = normalizeRoot(opts.root)
+    checkRoot(fastify, opts.root, opts.suppressWarning === true)
   }
-}
-
-// Answers `reply` through `handler`; `how` as handler.handle takes it.
-function answer (handler, request, reply, how) {
-  let hijacked = false
-  how.fallsThrough = notFoundOnly
-  how.onFound = () => {
-    hijacked = true
-    carryHeaders(reply)
-    reply.hijack()
+  if (opts.setHeaders !== undefined && typeof opts.setHeaders !== 'function') {
+    throw new FST_STATIC_INVALID_OPTION_VALUE('setHeaders', 'must be a function')
   }
-  handler.handle(request.raw, reply.raw, how).then((answered) => {
-    if (!answered) reply.callNotFound()
-  }, (err) => {
-    if (!hijacked) {
-      if (err.status === 404) reply.callNotFound()
-      else reply.send(err)
-      return
+  const listError = listOptionsError(opts)
+  if (listError) throw listError
+  if (opts.wildcard !== undefined && typeof opts.wildcard !== 'boolean') {
+    throw new FST_STATIC_INVALID_OPTION_VALUE('wildcard', 'must be a boolean')
+  }
+  if (opts.dotfiles === undefined) opts.dotfiles = 'allow'
+  if (opts.prefix === undefined) opts.prefix = '/'
+  const prefix = opts.prefixAvoidTrailingSlash || opts.prefix.endsWith('/') ? opts.prefix : opts.prefix + '/'
+
+  // One zcopy handler per root and per-call options. The plugin's own roots keep
+  // theirs until the instance closes; those made for sendFile's per-call roots
+  // and options are bounded, least recently used closed first (a closed handler
+  // lets its transfers in flight finish).
+  const baseOptions = { ...pick(opts, HANDLER_OPTIONS), setHeaders: replySetHeaders(opts.setHeaders) }
+  const handlers = new Map()
+  const pinned = new Set([].concat(opts.root).filter((root) => typeof root === 'string').map((root) => path.resolve(root)))
+  const handlerFor = (root, callOptions) => {
+    const dir = root === null ? '/' : path.resolve(root)
+    const own = pick(callOptions || {}, CALL_OPTIONS) // plain values: JSON is their key
+    const key = Object.keys(own).length === 0 ? dir : dir + '\0' + JSON.stringify(own)
+    let handler = handlers.get(key)
+    if (handler === undefined) handler = createStaticHandler(dir, { ...baseOptions, ...own, redirect: false })
+    handlers.delete(key) // re-inserted last: the Map's order is the LRU order
+    handlers.set(key, handler)
+    if (handlers.size > pinned.size + MAX_CALL_HANDLERS) {
+      for (const [oldKey, old] of handlers) {
+        if (pinned.has(oldKey)) continue
+        handlers.delete(oldKey)
+        old.close()
+        break
+      }
     }
-    // Once hijacked, Fastify cannot answer: the transfer failed (the response is
-    // destroyed already) or headers were sent by someone else.
-    request.log.error({ err }, 'zcopy: file response failed')
-    if (!reply.raw.headersSent && !reply.raw.destroyed) {
-      reply.raw.statusCode = 500
-      reply.raw.end()
-    } else {
-      reply.raw.destroy()
-    }
-  })
-  return reply
-}
-
-function zcopyFastify (fastify, options, done) {
-  const { root, prefix = '/', decorateReply = true, ...serveOptions } = options || {}
-  if (typeof root !== 'string' || root === '') {
-    done(new TypeError('zcopy/fastify: option root (a directory path) is required'))
-    return
+    return handler
   }
-  if (typeof prefix !== 'string') {
-    done(new TypeError('zcopy/fastify: option prefix must be a string'))
-    return
-  }
-  let handler
-  try {
-    handler = createStaticHandler(root, serveOptions)
-  } catch (err) {
-    done(err)
-    return
-  }
-  const handlers = [handler]
-  // reply.sendFile's root overrides → their handlers (each with its own open-file
-  // cache, kept until the instance closes: meant for a few fixed roots).
-  const forRoot = new Map()
-  forRoot.set(handler.options.root, handler)
-  const handlerFor = (otherRoot) => {
-    const resolved = path.resolve(otherRoot)
-    let other = forRoot.get(resolved)
-    if (other === undefined) {
-      other = createStaticHandler(resolved, serveOptions)
-      forRoot.set(resolved, other)
-      handlers.push(other)
-    }
-    return other
-  }
-
-  fastify.addHook('onClose', (instance, closed) => {
-    Promise.all(handlers.map((h) => h.close())).then(() => closed(), closed)
+  if (opts.serve !== false) for (const root of [].concat(opts.root)) handlerFor(root) // bad options throw here
+  fastify.addHook('onClose', async () => {
+    await Promise.all([...handlers.values()].map((handler) => handler.close()))
   })
 
-  if (decorateReply) {
-    // reply.sendFile(path, [root]) or (path, { root }): `path` is a file-system path
-    // below the root (not URL-encoded); a directory or a miss is not found.
-    fastify.decorateReply('sendFile', function sendFile (file, rootOverride, callOptions) {
-      const other = typeof rootOverride === 'string' ? rootOverride : (rootOverride || callOptions || {}).root
-      const h = other ? handlerFor(other) : handler
-      return answer(h, this.request, this, { file: String(file) })
+  const sendPath = pathSender({ opts, prefix, handlerFor })
+  // constraints and logLevel only when given: a route given logLevel (even
+  // undefined) gets a child logger per request.
+  const routeOptions = {
+    ...pick(opts, ['constraints', 'logLevel']),
+    schema: { hide: opts.schemaHide === undefined ? true : opts.schemaHide },
+    errorHandler (error, request, reply) {
+      if (error && error.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+        request.raw.destroy()
+        return
+      }
+      return fastify.errorHandler(error, request, reply)
+    }
+  }
+
+  if (opts.decorateReply !== false) {
+    const sendOwn = (reply, file, rootOrOptions, options) => {
+      const callOptions = typeof rootOrOptions === 'object' && rootOrOptions !== null ? rootOrOptions : options
+      const root = typeof rootOrOptions === 'string' ? rootOrOptions : callOptions && callOptions.root
+      const perCall = { ...callOptions }
+      delete perCall.root
+      const hasPerCall = Object.keys(perCall).length > 0
+      sendPath(reply.request, reply, file, root || opts.root, { callOptions: hasPerCall ? perCall : undefined }).catch((err) => reply.send(err))
+      return reply
+    }
+    fastify.decorateReply('sendFile', function sendFile (file, rootOrOptions, options) {
+      return sendOwn(this, file, rootOrOptions, options)
+    })
+    fastify.decorateReply('download', function download (file, fileName, options = {}) {
+      const callOptions = typeof fileName === 'object' ? fileName : options
+      this.header('content-disposition', attachment(typeof fileName === 'string' ? fileName : file))
+      return sendOwn(this, file, callOptions)
     })
   }
 
-  const base = prefix.endsWith('/') ? prefix : prefix + '/'
-  let matched = null
+  if (opts.serve === false) return
+  if (opts.wildcard === false) {
+    await addFileRoutes(fastify, { opts, prefix, routeOptions, sendPath })
+    return
+  }
+  // Plain paths (no '%') of a plain setup go to the zcopy handler as they are:
+  // it remembers what each path resolved to. Anything it does not find takes
+  // the long way, which finds what else it may be (a directory, another root).
+  const fast = !Array.isArray(opts.root) && !opts.preCompressed && !opts.allowedPath && !opts.list && opts.onFile === undefined
+  const rootHandler = fast ? handlerFor(opts.root) : null
+  let matchPrefix = null
   fastify.route({
-    method: ['GET', 'HEAD'],
-    url: base + '*',
+    ...routeOptions,
+    method: ['HEAD', 'GET'],
+    path: prefix + '*',
     handler (request, reply) {
-      if (matched === null) matched = routePrefix(request)
-      return answer(handler, request, reply, { url: urlBelow(matched, request), originalUrl: request.raw.url })
+      if (matchPrefix === null) matchPrefix = prefixMatcher(request.routeOptions.url)
+      const pathname = pathBelowPrefix(request.raw.url, matchPrefix)
+      if (pathname === FORBIDDEN) return reply.send(new FST_STATIC_FORBIDDEN_PATH())
+      if (pathname === undefined) return reply.callNotFound()
+      if (fast && !request.raw.url.includes('%')) {
+        // Without '%', the path below the prefix is as the request wrote it.
+        return answerWithUrl(rootHandler, request, reply, pathname, opts.contentType).then((answered) => {
+          if (!answered) return sendPath(request, reply, pathname, opts.root)
+        })
+      }
+      return sendPath(request, reply, pathname, opts.root)
     }
   })
-  done()
+  if (opts.redirect === true && prefix !== opts.prefix) {
+    fastify.get(opts.prefix, routeOptions, (request, reply) => {
+      reply.redirect(redirectUrl(request.raw.url), 301)
+    })
+  }
 }
 
 module.exports = fp(zcopyFastify, { fastify: '5.x', name: 'zcopy-fastify' })
-module.exports.default = module.exports
+module.exports.default = zcopyFastify
+module.exports.fastifyStatic = zcopyFastify
 module.exports.zcopyFastify = module.exports
+module.exports.errors = errors

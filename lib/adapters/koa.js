@@ -1,30 +1,85 @@
 'use strict'
 
-// zcopy/koa: serve(root, options) → Koa middleware, zcopy.serveStatic's options
-// with Koa's conventions, like koa-static:
+// zcopy/koa: serve(root, options) → Koa middleware, a drop-in for koa-static 5:
+// its options and defaults (koa-send's), with zero-copy bodies.
 // - GET and HEAD only; other methods go on to `next()`.
+// - `defer: false` (default): the file first, a miss goes on to `await next()`;
+//   `defer: true`: `await next()` first, then the file only when nothing
+//   downstream answered (no body, status still 404).
+// - `format: true` (default): a directory asked for without its trailing slash
+//   is answered with its index, as koa-send does (no redirect); `format: false`:
+//   not found.
+// - `hidden: false` (default): dotfiles are not found; `true`: served.
+// - `gzip`, `brotli` (default true): a file's .gz / .br sibling is sent to
+//   clients that accept it (Vary: Accept-Encoding).
+// - `maxage` / `maxAge` (ms), `immutable`, `index` (default 'index.html', false
+//   for none), `extensions` (['html'] or ['.html']), `setHeaders(res, path,
+//   stats)`; and zcopy's own: etag, lastModified, acceptRanges, cacheControl,
+//   dotfiles, maxOpenFiles, memoryCache, maxWatches, onSent.
+// - A request path with a '..' segment (raw or percent-encoded) is refused with
+//   403: Koa routers match the raw path, so a path that normalises to a guarded
+//   prefix must not be served from below it.
 // - Koa presets the status to 404 before any middleware runs: a file is answered
-//   with the status zcopy means (200, 206, 304, 412, 416, 301 for a directory), as
-//   koa-static answers with 200. On a miss the status is put back as it was.
-// - zcopy writes the response itself; `ctx.respond = false` is set only then, so
-//   Koa does not answer a second time.
-// - A miss (404 before a file was chosen) goes on to `await next()`; with
-//   `fallthrough: false` it is thrown instead. Other errors (403 for
-//   `dotfiles: 'deny'`, 400, 500) are thrown, so Koa's error handling renders
-//   them (err.status, err.expose, err.headers) and emits app 'error', as
-//   koa-static does with koa-send's.
+//   with the status zcopy means (200, 206, 304, 412, 416); on a miss the status
+//   is put back as it was. zcopy writes the response itself; `ctx.respond = false`
+//   is set only then, so Koa does not answer a second time.
+// - A miss (404 before a file was chosen) goes on (or, with `fallthrough: false`,
+//   is thrown); other errors (403, 400, 500) are thrown, so Koa's error handling
+//   renders them and emits app 'error', as koa-static does with koa-send's.
 // - middleware.close() closes its cached file descriptors (also done when the
 //   server closes).
 
 const { createStaticHandler } = require('../http/serve-static')
+const { HttpError } = require('../http/http-error')
 
-function serve (root, options) {
-  const handler = createStaticHandler(root, options)
+// A '..' segment between any of the separators a decoder or a normaliser may see.
+const DOT_DOT_SEGMENT = /(?:^|\/|\\|%2f|%5c)(?:\.|%2e){2}(?:\/|\\|%2f|%5c|$)/i
+const KOA_FLAGS = ['defer', 'format', 'hidden', 'gzip', 'brotli']
+
+function validateFlags (options) {
+  for (const name of KOA_FLAGS) {
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') {
+      throw new TypeError(`option ${name} must be a boolean`)
+    }
+  }
+}
+
+// koa-send's extensions: 'html' or '.html'; false for none.
+function extensionsOf (extensions) {
+  if (extensions === undefined || extensions === false) return extensions
+  if (!Array.isArray(extensions)) throw new TypeError('option extensions must be an array of strings or false')
+  return extensions.map((extension) => typeof extension === 'string' ? extension.replace(/^\./, '') : extension)
+}
+
+// koa-static's options → serveStatic's.
+function handlerOptions (options) {
+  validateFlags(options)
+  const { defer, format, hidden, gzip, brotli, maxage, ...rest } = options
+  const precompressed = options.precompressed !== undefined
+    ? options.precompressed
+    : [...(brotli !== false ? ['br'] : []), ...(gzip !== false ? ['gzip'] : [])]
+  return {
+    ...rest,
+    maxAge: options.maxAge !== undefined ? options.maxAge : maxage,
+    dotfiles: options.dotfiles !== undefined ? options.dotfiles : hidden ? 'allow' : 'ignore',
+    extensions: extensionsOf(options.extensions),
+    precompressed,
+    redirect: false
+  }
+}
+
+function serve (root, givenOptions) {
+  if (givenOptions !== undefined && givenOptions !== null && typeof givenOptions !== 'object') {
+    throw new TypeError('options must be an object')
+  }
+  const options = givenOptions || {}
+  const handler = createStaticHandler(root, handlerOptions(options), { directories: options.format === false ? 'redirect' : 'index' })
   const fallthrough = handler.fallthrough
   const fallsThrough = (err) => fallthrough && err.status === 404
 
-  async function zcopyKoa (ctx, next) {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next()
+  // → whether a file (or 304/412/416) answered; throws an HttpError otherwise.
+  async function respond (ctx) {
+    if (DOT_DOT_SEGMENT.test(ctx.path)) throw new HttpError(403)
     const res = ctx.res
     const preset = res.statusCode
     res.statusCode = 200
@@ -35,16 +90,32 @@ function serve (root, options) {
       if (!res.headersSent) res.statusCode = preset
       throw err
     }
-    if (answered) {
-      ctx.respond = false
-      return
-    }
-    res.statusCode = preset
+    if (answered) ctx.respond = false
+    else res.statusCode = preset
+    return answered
+  }
+
+  function servesMethod (ctx) {
+    return ctx.method === 'GET' || ctx.method === 'HEAD'
+  }
+
+  async function zcopyKoa (ctx, next) {
+    if (servesMethod(ctx) && await respond(ctx)) return
     return next()
   }
 
-  zcopyKoa.close = handler.close
-  return zcopyKoa
+  async function zcopyKoaDeferred (ctx, next) {
+    await next()
+    if (!servesMethod(ctx)) return
+    // Answered downstream: a body, or a status other than Koa's preset 404.
+    if (ctx.body != null || ctx.status !== 404) return // eslint-disable-line eqeqeq
+    await respond(ctx)
+  }
+
+  const middleware = options.defer ? zcopyKoaDeferred : zcopyKoa
+  middleware.stats = handler.stats
+  middleware.close = handler.close
+  return middleware
 }
 
 module.exports = serve

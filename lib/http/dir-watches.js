@@ -14,9 +14,11 @@
 //
 // Watches are shared and counted: hold(dirs) takes one reference on each
 // directory (watching it on first use), release(dirs) gives them back (the watch
-// closes with its last reference). A directory that cannot be watched (inotify's
-// per-user limit, a file system without notification, permissions) fails hold(),
-// and the caller validates such files by other means.
+// closes with its last reference). At most `max` directories are watched at once
+// (inotify's watches are a per-user budget shared with every other program). A
+// directory that cannot be watched (that bound, inotify's own limit: ENOSPC, a
+// file system without notification, permissions) fails hold(), and the caller
+// validates such files by other means: a stat per request, never an error.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -47,9 +49,15 @@ function notifiesChanges (dir) {
 }
 
 class DirectoryWatches {
-  constructor (onChange) {
+  constructor (onChange, max = Infinity) {
     this.onChange = onChange
+    this.max = max
     this.watches = new Map() // directory → { watcher, users }
+  }
+
+  // How many directories are watched now.
+  get size () {
+    return this.watches.size
   }
 
   // Takes a reference on each directory of `dirs`, watching those not watched yet.
@@ -67,6 +75,7 @@ class DirectoryWatches {
   holdOne (dir) {
     let watch = this.watches.get(dir)
     if (watch === undefined) {
+      if (this.watches.size >= this.max) return false
       let watcher
       try {
         watcher = fs.watch(dir, { persistent: false }, (event, name) => this.changed(dir, name))

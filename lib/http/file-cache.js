@@ -80,8 +80,10 @@ class OpenFile {
 class OpenFileCache {
   // `sweepIntervalMs`: an entry unused for one to two periods is closed.
   // `memoryBytes`: how many bytes of small, hot files may be kept in memory.
-  constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS, memoryBytes = 0 } = {}) {
+  // `maxWatches`: how many directories may be watched at once.
+  constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS, memoryBytes = 0, maxWatches = Infinity } = {}) {
     this.max = max
+    this.maxWatches = maxWatches
     this.memoryBytes = memoryBytes
     this.memoryUsed = 0
     this.sweepIntervalMs = sweepIntervalMs
@@ -205,7 +207,7 @@ class OpenFileCache {
     }
     const dirs = notifies ? directoriesOf(root, entry.path) : null
     if (dirs === null || isSymbolicLink(entry.path)) return false
-    if (this.watches === null) this.watches = new DirectoryWatches((changed) => this.changed(changed))
+    if (this.watches === null) this.watches = new DirectoryWatches((changed) => this.changed(changed), this.maxWatches)
     if (!this.watches.hold(dirs)) return false
     entry.watched = dirs
     return true
@@ -311,6 +313,15 @@ class OpenFileCache {
   // Closes every descriptor not in use now, and the others as soon as they are
   // released; root directories as soon as no open runs from them. Resolves once all
   // of them are closed. The cache stays usable (it reopens what it needs).
+  // What the cache holds now: open files, directories watched, bytes in memory.
+  stats () {
+    return {
+      openFiles: this.entries.size,
+      watchedDirectories: this.watches === null ? 0 : this.watches.size,
+      memoryBytes: this.memoryUsed
+    }
+  }
+
   clear () {
     for (const entry of this.entries.values()) this.evict(entry)
     for (const root of this.roots.values()) root.close()

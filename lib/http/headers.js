@@ -53,7 +53,7 @@ function setFileHeaders (res, { file, typePath, encoding, vary }, options) {
   const { etag, lastModified } = validatorsOf(file.stat)
   if (options.lastModified) setDefault(res, 'Last-Modified', lastModified)
   if (options.etag) setDefault(res, 'ETag', etag)
-  setDefault(res, 'Content-Type', contentTypeOf(typePath))
+  if (options.contentType) setDefault(res, 'Content-Type', contentTypeOf(typePath))
   if (options.precompressed && (encoding !== null || vary)) {
     appendVary(res, 'Accept-Encoding')
   }

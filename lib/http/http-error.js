@@ -37,9 +37,18 @@ function httpError (status, cause) {
   return cause instanceof Error ? createError(status, cause, { expose: false }) : createError(status, cause)
 }
 
+// A system error as Node's asynchronous fs calls give it (send's): its first line
+// alone as the stack, no frames. One thrown by a synchronous call here would
+// otherwise show zcopy's own files on an error page (Express's, in development).
+function withoutFrames (err) {
+  err.stack = `${err.name}: ${err.message}`
+  return err
+}
+
 // A file-system error met while looking a file up, as send's onStatError answers
 // it: a name that cannot exist is "not found", anything else is the server's fault.
 function lookupError (err) {
+  withoutFrames(err)
   switch (err.code) {
     case 'ENAMETOOLONG':
     case 'ENOENT':
@@ -67,8 +76,7 @@ function noEntry (file, syscall = 'stat') {
   err.code = 'ENOENT'
   err.syscall = syscall
   err.path = file
-  Error.captureStackTrace(err, noEntry)
-  return err
+  return withoutFrames(err)
 }
 
 // The class every error above is an instance of (`err instanceof HttpError`, as

@@ -5,6 +5,7 @@
 
 const path = require('node:path')
 const ms = require('ms')
+const { precompressedEncodings } = require('./precompressed')
 
 const MAX_MAX_AGE = 365 * 24 * 60 * 60 * 1000 // one year, as send caps it
 const DOTFILES = ['allow', 'deny', 'ignore']
@@ -45,12 +46,13 @@ function normalizeOptions (options = {}) {
     root: options.root === undefined ? null : path.resolve(options.root),
     acceptRanges: options.acceptRanges !== false,
     cacheControl: cacheControlValue(options),
+    contentType: options.contentType !== false,
     dotfiles,
     etag: options.etag !== false,
     extensions: options.extensions === undefined ? [] : list(options.extensions, 'extensions'),
     index: options.index === undefined ? ['index.html'] : list(options.index, 'index'),
     lastModified: options.lastModified !== false,
-    precompressed: Boolean(options.precompressed),
+    precompressed: precompressedEncodings(options.precompressed),
     allowSymlinksOutsideRoot: Boolean(options.allowSymlinksOutsideRoot),
     setHeaders: options.setHeaders || null,
     onSent: options.onSent || null

@@ -46,10 +46,26 @@ function siblingsOf (file) {
   return siblings
 }
 
-// → { sibling, vary }: of `siblings` (siblingsOf() a file), the one to send instead
-// of the file (or null for the file itself), and whether the answer depends on
-// Accept-Encoding (the file has siblings).
-function negotiateEncoding (req, siblings) {
+// The codings `precompressed: true` sends, in the server's order of preference.
+const ENCODINGS = Object.freeze(CODINGS.map(({ encoding }) => encoding))
+
+// The `precompressed` option → false, or the codings whose siblings are sent
+// (true: all of ENCODINGS; an array: those of it, as given).
+function precompressedEncodings (value) {
+  if (value === undefined || value === false) return false
+  if (value === true) return ENCODINGS
+  if (!Array.isArray(value) || !value.every((encoding) => ENCODINGS.includes(encoding))) {
+    throw new TypeError(`option precompressed must be a boolean or an array of ${ENCODINGS.map((e) => `'${e}'`).join(', ')}`)
+  }
+  return value.length === 0 ? false : Object.freeze(ENCODINGS.filter((encoding) => value.includes(encoding)))
+}
+
+// → { sibling, vary }: of `siblings` (siblingsOf() a file) whose coding is one
+// of `encodings`, the one to send instead of the file (or null for the file
+// itself), and whether the answer depends on Accept-Encoding (the file has such
+// siblings).
+function negotiateEncoding (req, allSiblings, encodings = ENCODINGS) {
+  const siblings = encodings === ENCODINGS ? allSiblings : allSiblings.filter(({ encoding }) => encodings.includes(encoding))
   if (siblings.length === 0) return { sibling: null, vary: false }
   const available = siblings.map(({ encoding }) => encoding)
   available.push('identity')
@@ -57,4 +73,4 @@ function negotiateEncoding (req, siblings) {
   return { sibling: siblings.find(({ encoding }) => encoding === best) || null, vary: true }
 }
 
-module.exports = { negotiateEncoding, siblingNames, siblingsOf }
+module.exports = { negotiateEncoding, precompressedEncodings, siblingNames, siblingsOf }

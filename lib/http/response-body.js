@@ -17,9 +17,9 @@ const read = promisify(fs.read)
 const CHUNK_SIZE = 256 * 1024
 
 // Writes bytes [start, start + length) of `fd` to `res`, then ends it. → Promise
-// of the bytes written, or null when the client went away first (nothing more is
-// written then). Rejects on a read error or a file shorter than the range; the
-// caller destroys the response.
+// of { bytes, complete }: the bytes handed to res.write(), and false when the
+// client went away first (nothing more is written then). Rejects on a read error
+// or a file shorter than the range; the caller destroys the response.
 async function copyToResponse (fd, start, length, res, hangup) {
   // Middleware such as compression() forwards res.on('drain') to its own stream and
   // offers no way to remove the listener: one lasting listener, added when needed.
@@ -29,20 +29,21 @@ async function copyToResponse (fd, start, length, res, hangup) {
     onDrain = done
   })
   let done = 0
+  const gone = () => ({ bytes: done, complete: false })
   while (done < length) {
-    if (hangup.gone) return null
+    if (hangup.gone) return gone()
     const size = Math.min(CHUNK_SIZE, length - done)
     const { bytesRead, buffer } = await read(fd, Buffer.allocUnsafe(size), 0, size, start + done)
-    if (hangup.gone) return null
+    if (hangup.gone) return gone()
     if (bytesRead === 0) throw truncatedError(start + done, length - done)
     done += bytesRead
     if (!res.write(bytesRead < size ? buffer.subarray(0, bytesRead) : buffer) && done < length) {
-      if (!(await drained())) return null
+      if (!(await drained())) return gone()
     }
   }
-  if (hangup.gone) return null
+  if (hangup.gone) return gone()
   res.end()
-  return done
+  return { bytes: done, complete: true }
 }
 
 module.exports = { copyToResponse }

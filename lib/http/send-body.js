@@ -41,6 +41,11 @@ function isDisconnect (err) {
   return DISCONNECTS.has(err.code)
 }
 
+// What sendBody resolves with when the client went away before any byte of the body.
+function nothingSent () {
+  return { bytes: 0, zeroCopy: false, complete: false }
+}
+
 // Whether the engine may write to the connection directly, behind Node's back:
 // only when it moves the bytes with sendfile (the fallback's chunks go through
 // the response object, where Node writes the head with the first one).
@@ -80,7 +85,7 @@ function toSocket (req, res, fd, range) {
   const socket = res.socket
   const corked = flushHead(res, range.end - range.start + 1)
   if (corked === null) {
-    return flushHeaders(req, res).then((flushed) => flushed ? bodyToSocket(req, res, fd, range) : undefined)
+    return flushHeaders(req, res).then((flushed) => flushed ? bodyToSocket(req, res, fd, range) : nothingSent())
   }
   const sending = bodyToSocket(req, res, fd, range)
   if (corked >= 0 && !socket.destroyed) native.setCork(corked, false)
@@ -101,6 +106,17 @@ function flushHeaders (req, res) {
   })
 }
 
+// The engine reports a transfer done once the bytes left, maybe after the client
+// read them all and had the server close: the response then ends on a server
+// that no longer listens, whose close already reaped the idle connections, and
+// this one, kept alive, would hold the close until the client hangs up. It is
+// reaped as soon as it is idle.
+function releaseIfClosing (res) {
+  const server = res.socket && res.socket.server
+  if (!server || server.listening || typeof server.closeIdleConnections !== 'function') return
+  res.once('finish', () => server.closeIdleConnections())
+}
+
 function bodyToSocket (req, res, fd, range) {
   if (res.chunkedEncoding || !(res.socket instanceof net.Socket)) {
     // Framing we do not control (an app-set Transfer-Encoding, a socket-less res):
@@ -108,16 +124,21 @@ function bodyToSocket (req, res, fd, range) {
     return toResponse(req, res, fd, range)
   }
   return sendRange(fd, range.start, range.end - range.start + 1, res.socket).then((sent) => {
+    releaseIfClosing(res)
     res.end()
-    return sent
+    return { ...sent, complete: true }
+  }, (err) => {
+    if (!isDisconnect(err)) throw err
+    res.destroy()
+    return { bytes: err.bytesWritten || 0, zeroCopy: true, complete: false }
   })
 }
 
 function toResponse (req, res, fd, { start, end }) {
   const hangup = watchHangup(req, res)
-  return copyToResponse(fd, start, end - start + 1, res, hangup).then((bytes) => {
+  return copyToResponse(fd, start, end - start + 1, res, hangup).then(({ bytes, complete }) => {
     hangup.dispose()
-    return bytes === null ? undefined : { bytes, zeroCopy: false }
+    return { bytes, zeroCopy: false, complete }
   }, (err) => {
     hangup.dispose()
     throw err
@@ -125,9 +146,10 @@ function toResponse (req, res, fd, { start, end }) {
 }
 
 // Sends bytes [start, end] of `fd` (kept open by the caller until this settles).
-// Resolves with pipeFile's { bytes, zeroCopy } once the body is out, or with
-// undefined when the client went away; rejects, with the response destroyed, when
-// the file could not be sent (read error, truncated file).
+// Resolves with { bytes, zeroCopy, complete }: complete once the body is out, not
+// when the client went away first (bytes: what was sent until then; none when it
+// left before its head went out); rejects, with the response destroyed, when the
+// file could not be sent (read error, truncated file).
 function sendBody (req, res, fd, range, { ownEncoding }) {
   return promiseOf(() => {
     if (mayBypassResponse(req, res, ownEncoding)) return toSocket(req, res, fd, range)
@@ -135,6 +157,7 @@ function sendBody (req, res, fd, range, { ownEncoding }) {
   }).catch((err) => {
     res.destroy()
     if (!isDisconnect(err)) throw err
+    return nothingSent()
   })
 }
 

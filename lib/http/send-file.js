@@ -3,17 +3,20 @@
 // zcopy.sendFile(req, res, path, options) → Promise<void>
 // Answers one GET or HEAD request with one file on a node:http ServerResponse (or
 // an http2 compat response). `path` is a filesystem path: absolute, or relative to
-// `options.root`, which it then cannot leave. It rejects, when nothing was sent,
+// `options.root`, which it then cannot leave. Bad arguments throw (TypeError with
+// a code). It rejects, when nothing was sent,
 // with the error send would give (see ./http-error: http-errors' NotFoundError,
 // ForbiddenError…, or the file-system error with status/statusCode/expose added):
 // 400/403/404 (bad path, refused, not found), 412 (precondition), 416 (range;
 // `headers` has Content-Range), 500; the caller answers.
 
 const path = require('node:path')
+const { invalidArgType, invalidArgValue } = require('../errors')
 const { OpenFileCache } = require('./file-cache')
 const { httpError } = require('./http-error')
 const { DIRECTORY, locateFile } = require('./locate-file')
 const { normalizeOptions } = require('./options')
+const { promiseOf } = require('./promise-of')
 const { resolvePath } = require('./resolve-path')
 const { serveFile } = require('./serve-file')
 
@@ -32,15 +35,19 @@ function optionsOf (options) {
   return value
 }
 
-async function sendFile (req, res, file, options) {
-  if (typeof file !== 'string') throw new TypeError('path must be a string')
+// Bad arguments throw at once (TypeError with a code, as pipeFile's and Express's
+// res.sendFile's do); everything about the file rejects.
+function sendFile (req, res, file, options) {
+  if (typeof file !== 'string') throw invalidArgType('path', 'of type string', file)
   const opts = optionsOf(options)
   if (opts.root === null && !path.isAbsolute(file)) {
-    throw new TypeError('path must be absolute or options.root must be set')
+    throw invalidArgValue('path', file, 'must be absolute or options.root must be set')
   }
-  const located = locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)
-  if (located === DIRECTORY) throw httpError(404)
-  return serveFile(req, res, located, opts, cache)
+  return Promise.resolve(promiseOf(() => {
+    const located = locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)
+    if (located === DIRECTORY) throw httpError(404)
+    return serveFile(req, res, located, opts, cache)
+  }))
 }
 
 module.exports = { sendFile }

@@ -56,10 +56,10 @@ function openFile (req, located, options, cache) {
   // A root that is a file (serve-static mounted on one file) is served itself, as
   // the app named it: nothing to confine it to, and no precompressed siblings.
   const isRoot = located.path === options.root
-  const { sibling, vary } = options.precompressed && !isRoot ? negotiateEncoding(req, siblingsFor(located, cache)) : IDENTITY
+  const { sibling, vary } = options.precompressed && !isRoot ? negotiateEncoding(req, siblingsFor(located, cache), options.precompressed) : IDENTITY
   const target = sibling || located
   cache.clearOnClose(req.socket && req.socket.server)
-  const encoding = sibling ? sibling.encoding : null
+  const encoding = sibling ? sibling.encoding : located.encoding || null
   const scope = isRoot ? cache.scope(null) : scopeOf(options, cache)
   const entry = cache.take(target.path, target.stat, scope)
   if (entry !== null) return { entry, typePath: located.path, encoding, vary }
@@ -79,6 +79,9 @@ function openLocated (located, options, cache) {
 // rejects as openFile() does, rejects as respond() does. `onFound(entry)` runs
 // once the file is open and confirmed. When the cache has the file open, everything up to
 // the transfer runs in this call, without a promise in between.
+// What onSent hears of a body sent from the memory cache.
+const FROM_MEMORY = (bytes) => ({ bytes, zeroCopy: false, fromMemory: true, complete: true })
+
 function serveFile (req, res, located, options, cache, onFound = null) {
   const opened = openFile(req, located, options, cache)
   if (opened instanceof Promise) return opened.then((file) => found(req, res, file, options, cache, onFound))
@@ -128,7 +131,7 @@ function answer (req, res, { entry, typePath, encoding, vary }, options) {
   if (entry.body !== null) {
     // Small and hot: Node writes the head and these bytes together.
     res.end(entry.body.subarray(range.start, range.end + 1))
-    return Promise.resolve({ bytes: length, zeroCopy: false })
+    return Promise.resolve(FROM_MEMORY(length))
   }
   return sendBody(req, res, entry.fd, range, { ownEncoding: encoding !== null })
 }

@@ -19,13 +19,17 @@ const { HttpError } = require('./http-error')
 const { DIRECTORY, locateFile } = require('./locate-file')
 const { normalizeOptions } = require('./options')
 const { promiseOf } = require('./promise-of')
-const { redirectToDirectory } = require('./redirect')
+const { directoryLocation, redirectToDirectory } = require('./redirect')
 const { splitUrl } = require('./request-url')
 const { pathResolver, resolvePath } = require('./resolve-path')
 const { checkDirectoryConfinement, openLocated, serveFile } = require('./serve-file')
 
 const DEFAULT_MAX_OPEN_FILES = defaultMaxOpenFiles()
 const DEFAULT_MEMORY_CACHE = 32 * 1024 * 1024
+// inotify watches are a per-user budget (fs.inotify.max_user_watches) that
+// editors, bundlers and other servers share: past this many directories, files
+// are checked by a stat per request instead.
+const DEFAULT_MAX_WATCHES = 1024
 const RESOLVED_PATHS = 1024
 const DONE = Promise.resolve()
 const ANSWERED = () => true
@@ -58,7 +62,10 @@ function optionsOrDefaults (options) {
   return options
 }
 
-function createStaticHandler (root, givenOptions) {
+// `directories` (for the adapters): 'redirect' (serve-static's: /dir → 301
+// /dir/, unless the redirect option is false) or 'index' (koa-static's `format`:
+// /dir is answered with /dir/'s index, as if the slash were there).
+function createStaticHandler (root, givenOptions, { directories = 'redirect' } = {}) {
   if (!root) throw new TypeError('root path required')
   if (typeof root !== 'string') throw new TypeError('root path must be a string')
   const options = optionsOrDefaults(givenOptions)
@@ -73,7 +80,11 @@ function createStaticHandler (root, givenOptions) {
   if (!Number.isSafeInteger(memoryCache) || memoryCache < 0) {
     throw new TypeError('option memoryCache must be a non-negative integer')
   }
-  const cache = new OpenFileCache({ max: maxOpenFiles, memoryBytes: memoryCache })
+  const maxWatches = options.maxWatches === undefined ? DEFAULT_MAX_WATCHES : options.maxWatches
+  if (!Number.isSafeInteger(maxWatches) || maxWatches < 0) {
+    throw new TypeError('option maxWatches must be a non-negative integer')
+  }
+  const cache = new OpenFileCache({ max: maxOpenFiles, memoryBytes: memoryCache, maxWatches })
   // The resolver remembers as many request paths as the cache can hold files, so
   // that a working set the cache holds is resolved once, not on every request.
   const resolve = pathResolver(opts.root, opts.dotfiles, Math.max(RESOLVED_PATHS, maxOpenFiles))
@@ -84,18 +95,27 @@ function createStaticHandler (root, givenOptions) {
   // written: the file is open and confirmed, or a directory redirect follows.
   function serve (req, res, url, originalUrl, onFound) {
     let { pathname } = splitUrl(url)
+    const original = splitUrl(originalUrl).pathname
+    // No path (asterisk-form '*', a bare name): nothing to serve.
+    if (pathname === null || original === null) throw new HttpError(404)
     // Mounted at /static, a request for /static must redirect to /static/.
-    if (pathname === '/' && !splitUrl(originalUrl).pathname.endsWith('/')) pathname = ''
+    if (pathname === '/' && !original.endsWith('/')) pathname = ''
     const resolved = resolve(pathname)
     const canRemember = rememberable(resolved)
     const remembered = canRemember ? cache.lookup(resolved.path) : null
     if (remembered !== null) return serveFile(req, res, remembered, opts, cache, onFound)
     const located = locateFile(resolved, opts)
     if (located === DIRECTORY) {
+      if (directories === 'index' && !resolved.trailingSlash) {
+        return serveFile(req, res, locateFile(resolve(pathname + '/'), opts), opts, cache, onFound)
+      }
       if (!redirect || resolved.trailingSlash) throw new HttpError(404)
+      // A redirect that a browser would take to another host is not sent.
+      const location = directoryLocation(originalUrl)
+      if (location === null) throw new HttpError(404)
       checkDirectoryConfinement(resolved.path, opts, cache)
       onFound()
-      redirectToDirectory(res, originalUrl)
+      redirectToDirectory(res, location)
       return DONE
     }
     if (!canRemember || located.path === opts.root) return serveFile(req, res, located, opts, cache, onFound)
@@ -133,16 +153,18 @@ function createStaticHandler (root, givenOptions) {
   }
 
   // A filesystem path below the root (not URL-encoded), as sendFile takes it; a
-  // directory is not found.
-  function serveFilePath (req, res, file, onFound) {
+  // directory is not found. `encoding`: the file is a precompressed body the
+  // caller chose, sent with that Content-Encoding (by sendfile: zcopy's own).
+  function serveFilePath (req, res, file, onFound, encoding) {
     const located = locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)
     if (located === DIRECTORY) throw new HttpError(404)
-    return serveFile(req, res, located, opts, cache, onFound)
+    return serveFile(req, res, encoding ? { ...located, encoding } : located, opts, cache, onFound)
   }
 
   // → Promise<boolean>, see above. `how` (all optional): `url` (default req.url),
   // `originalUrl` (default req.originalUrl || url), `file` (a filesystem path below
-  // the root instead of a URL), `fallsThrough(err)` (whether an error met before a
+  // the root instead of a URL; `encoding`: the Content-Encoding of that file, a
+  // precompressed body the caller picked), `fallsThrough(err)` (whether an error met before a
   // file was chosen, status < 500, means false rather than a rejection; default: the
   // `fallthrough` option), `onFound()` (runs before anything is written).
   function handle (req, res, how = {}) {
@@ -157,7 +179,7 @@ function createStaticHandler (root, givenOptions) {
     }
     const fallsThrough = how.fallsThrough || (() => fallthrough)
     return promiseOf(() => {
-      if (how.file !== undefined) return serveFilePath(req, res, how.file, markFound)
+      if (how.file !== undefined) return serveFilePath(req, res, how.file, markFound, how.encoding)
       const url = how.url === undefined ? req.url : how.url
       return serve(req, res, url, how.originalUrl || req.originalUrl || url, markFound)
     }).then(ANSWERED, (err) => {
@@ -179,6 +201,8 @@ function createStaticHandler (root, givenOptions) {
     redirect,
     serve,
     handle,
+    // { openFiles, watchedDirectories, memoryBytes }: what the caches hold now.
+    stats: () => cache.stats(),
     // Closes the cached file descriptors and the root directory's (they also close
     // when the server does).
     close: () => cache.clear()
@@ -202,6 +226,7 @@ function serveStatic (root, options) {
     })
   }
 
+  serveStaticMiddleware.stats = handler.stats
   serveStaticMiddleware.close = handler.close
   return serveStaticMiddleware
 }

@@ -11,6 +11,8 @@ export interface FileResponseOptions {
   acceptRanges?: boolean
   /** Send `Cache-Control: public, max-age=…`. Default `true`. */
   cacheControl?: boolean
+  /** zcopy (and @fastify/send): `false` sends no `Content-Type` of the file's (one the app set stays). Default `true`. */
+  contentType?: boolean
   /** Milliseconds, or an `ms` string such as `'1d'`; capped at one year. Default `0`. */
   maxAge?: number | string
   /** Alias of `maxAge`, as in serve-static. */
@@ -30,18 +32,21 @@ export interface FileResponseOptions {
   /**
    * Send `file.br` / `file.gz` when the client's Accept-Encoding prefers them (q-values, `*`, RFC 9110; br first on a tie),
    * with Content-Encoding; every response for a path that has such a sibling carries `Vary: Accept-Encoding`. Default `false`.
+   * An array names the codings whose siblings are sent (`['gzip']`: `file.gz` only).
    */
-  precompressed?: boolean
+  precompressed?: boolean | Array<'br' | 'gzip'>
   /** Serve files reached through symbolic links that lead outside the root. Default `false` (404). */
   allowSymlinksOutsideRoot?: boolean
   /** Called before the file's headers are set; headers it sets win over zcopy's. */
   setHeaders?: (res: ServerResponse | Http2ServerResponse, path: string, stat: Stats) => void
   /**
-   * Called once a body has been handed over completely (not for HEAD, 304, errors
-   * or a client that went away), with how it went: `zeroCopy` is true only when
-   * the kernel moved the bytes with sendfile.
+   * Called once per file body when its transfer ends (not for HEAD, 304 or
+   * errors), with how it went: `bytes` sent, `zeroCopy` true only when the kernel
+   * moved them with sendfile, `fromMemory` for the memory cache, and `complete`
+   * false when the client went away first (`bytes` is then what was sent until
+   * then).
    */
-  onSent?: (res: ServerResponse | Http2ServerResponse, sent: { bytes: number, zeroCopy: boolean }) => void
+  onSent?: (res: ServerResponse | Http2ServerResponse, sent: { bytes: number, zeroCopy: boolean, fromMemory?: true, complete: boolean }) => void
 }
 
 export interface SendFileOptions extends FileResponseOptions {
@@ -66,6 +71,22 @@ export interface ServeStaticOptions extends FileResponseOptions {
    * `zeroCopy: false`); `0` turns it off. Default 32 MiB.
    */
   memoryCache?: number
+  /**
+   * Directories watched at once (inotify) to validate cached files; past that, and
+   * where inotify's own per-user limit is reached, files are checked by a stat per
+   * request (never an error); `0` watches none. Default 1024.
+   */
+  maxWatches?: number
+}
+
+/** What a serveStatic middleware's caches hold now. */
+export interface ServeStaticStats {
+  /** Descriptors in the open-file cache. */
+  openFiles: number
+  /** Directories watched (inotify watches held) to validate them. */
+  watchedDirectories: number
+  /** Bytes of small files kept in memory. */
+  memoryBytes: number
 }
 
 /**
@@ -121,7 +142,9 @@ export declare function isHttpError (value: unknown): value is HttpError
  * over plain TCP). Resolves when the response is complete or the client went away.
  * Rejects with an `HttpError` (400, 403, 404, 412, 416, 500; see there) before
  * anything was sent, for the caller to answer; or with the transfer's error after the headers
- * were sent (the response is then destroyed).
+ * were sent (the response is then destroyed). Bad arguments throw at once: a TypeError
+ * (`ERR_INVALID_ARG_TYPE` for a path that is not a string, `ERR_INVALID_ARG_VALUE` for a
+ * relative path without `options.root`, a bad option).
  */
 export function sendFile (
   req: IncomingMessage | Http2ServerRequest,
@@ -132,6 +155,8 @@ export function sendFile (
 
 export interface ServeStaticMiddleware {
   (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse, next: (err?: unknown) => void): void
+  /** What the caches hold now (e.g. to watch inotify use). */
+  stats (): ServeStaticStats
   /** Closes the cached file descriptors (also done when the server closes). */
   close (): Promise<void>
 }

@@ -70,7 +70,7 @@ for (const [transport, connect] of Object.entries(transports)) {
       // inject() gives no socket: the body went through the response object.
       // onSent runs once the engine reports the transfer done, which may come
       // after the client has read the last byte.
-      await vi.waitFor(() => expect(sent).toEqual([{ bytes: tree.big.length, zeroCopy: transport === 'listen' && zcopy.zeroCopyAvailable }]))
+      await vi.waitFor(() => expect(sent).toEqual([{ bytes: tree.big.length, zeroCopy: transport === 'listen' && zcopy.zeroCopyAvailable, complete: true }]))
     })
 
     it('HEAD: 200, headers, no body', async () => {
@@ -103,9 +103,8 @@ for (const [transport, connect] of Object.entries(transports)) {
       const res = await get('/missing.txt?q=1')
       expect(res.status).toBe(404)
       expect(res.body.toString()).toBe('custom 404 /missing.txt?q=1')
-      const dotfile = await get('/.secret') // dotfiles: 'ignore' → not found
-      expect(dotfile.status).toBe(404)
-      expect(dotfile.body.toString()).toBe('custom 404 /.secret')
+      const dotfile = await get('/.secret') // dotfiles: 'allow', @fastify/static's default
+      expect(dotfile.status).toBe(200)
     })
 
     it('other routes still win over the wildcard', async () => {
@@ -113,13 +112,12 @@ for (const [transport, connect] of Object.entries(transports)) {
       expect(JSON.parse(res.body)).toEqual({ ok: true })
     })
 
-    it('a directory redirects to its trailing slash, then serves its index', async () => {
-      const redirect = await get('/dir?x=1')
-      expect(redirect.status).toBe(301)
-      expect(redirect.headers.location).toBe('/dir/?x=1')
-      const index = await get('/dir/')
-      expect(index.status).toBe(200)
-      expect(index.body.toString()).toBe('<p>index</p>\n')
+    it('a directory with or without its trailing slash: its index (redirect: false)', async () => {
+      for (const url of ['/dir?x=1', '/dir/']) {
+        const index = await get(url)
+        expect(index.status).toBe(200)
+        expect(index.body.toString()).toBe('<p>index</p>\n')
+      }
     })
 
     it('reply.sendFile(path), from sync and async handlers', async () => {
@@ -149,9 +147,9 @@ for (const [transport, connect] of Object.entries(transports)) {
       }
     })
 
-    it('reply.sendFile of a miss or a directory: the not-found handler', async () => {
+    it('reply.sendFile of a miss: the not-found handler; of a directory: its index', async () => {
       expect((await get('/send/nope.txt')).body.toString()).toBe('custom 404 /send/nope.txt')
-      expect((await get('/send-dir')).status).toBe(404)
+      expect((await get('/send-dir')).body.toString()).toBe('<p>index</p>\n')
     })
 
     it('a status set with reply.code() is kept, as @fastify/static and send keep it', async () => {
@@ -171,7 +169,7 @@ for (const [transport, connect] of Object.entries(transports)) {
 
 describe('options', () => {
   it('prefix: files under it, the rest is not found', async () => {
-    const { app } = await build({ prefix: '/public' })
+    const { app } = await build({ prefix: '/public', redirect: true })
     const get = await transports.listen(app)
     const res = await get('/public/hello.txt')
     expect(res.status).toBe(200)
@@ -180,6 +178,9 @@ describe('options', () => {
     const redirect = await get('/public/dir')
     expect(redirect.status).toBe(301)
     expect(redirect.headers.location).toBe('/public/dir/')
+    const bare = await get('/public?a=b') // the prefix itself, with redirect: true
+    expect(bare.status).toBe(301)
+    expect(bare.headers.location).toBe('/public/?a=b')
     expect((await get('/public/dir/')).body.toString()).toBe('<p>index</p>\n')
     expect((await get('/hello.txt')).body.toString()).toBe('custom 404 /hello.txt')
     expect((await get('/public/nope')).body.toString()).toBe('custom 404 /public/nope')

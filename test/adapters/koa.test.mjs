@@ -120,11 +120,12 @@ it('methods other than GET and HEAD fall through, even onto a file', async () =>
   expect(reached.map((r) => r.method)).toEqual(['POST', 'DELETE'])
 })
 
-it('redirects a directory to its trailing slash and serves its index', async () => {
+it('answers a directory with its index, with or without the trailing slash (koa-static\'s format: true)', async () => {
   const { port } = await app()
-  const redirect = await request(port, '/dir?x=1')
-  expect(redirect.status).toBe(301)
-  expect(redirect.headers.location).toBe('/dir/?x=1')
+  const bare = await request(port, '/dir?x=1')
+  expect(bare.status).toBe(200)
+  expect(bare.headers.location).toBe(undefined)
+  expect(bare.body.toString()).toBe('<p>index</p>\n')
   const index = await request(port, '/dir/')
   expect(index.status).toBe(200)
   expect(index.body.toString()).toBe('<p>index</p>\n')

@@ -3,6 +3,9 @@
 // and serveStatic's options argument: omitted, undefined and null all mean the
 // defaults.
 import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import http from 'node:http'
 import { once } from 'node:events'
 import { createRequire } from 'node:module'
@@ -90,3 +93,44 @@ it('serveStatic rejects options that are not an object, and a missing root', () 
   expect(() => zcopy.serveStatic()).toThrow(TypeError)
   expect(() => zcopy.serveStatic(null, null)).toThrow(TypeError)
 })
+
+// TypeScript's classic CommonJS set-up ("module": "commonjs", node10 resolution)
+// ignores "exports": typesVersions points it at the adapters' declarations. A
+// project of its own, with zcopy in its node_modules (a link to this package).
+it('the declarations type both entry points under "module": "commonjs" (node10 resolution) too', async () => {
+  const project = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-ts-node10-'))
+  try {
+    const repo = fileURLToPath(new URL('../..', import.meta.url))
+    fs.mkdirSync(path.join(project, 'node_modules'))
+    fs.symlinkSync(repo, path.join(project, 'node_modules', 'zcopy'), 'dir')
+    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        module: 'commonjs',
+        moduleResolution: 'node10',
+        target: 'es2022',
+        types: ['node'],
+        typeRoots: [path.join(repo, 'node_modules', '@types')],
+        skipLibCheck: true,
+        ignoreDeprecations: '5.0'
+      },
+      files: ['usage.ts']
+    }))
+    fs.writeFileSync(path.join(project, 'usage.ts'), [
+      "import zcopy = require('zcopy')",
+      "import serve = require('zcopy/koa')",
+      "import zcopyFastify = require('zcopy/fastify')",
+      "const middleware: serve.Middleware = serve('/srv/www', { defer: true })",
+      "const available: boolean = zcopy.zeroCopyAvailable",
+      'export { middleware, available, zcopyFastify }',
+      ''
+    ].join('\n'))
+    const tsc = require.resolve('typescript/bin/tsc')
+    const { stdout } = await run(process.execPath, [tsc, '-p', project], { cwd: project })
+      .catch((err) => ({ stdout: err.stdout + err.stderr }))
+    expect(stdout).toBe('')
+  } finally {
+    fs.rmSync(project, { recursive: true, force: true })
+  }
+}, 120_000)

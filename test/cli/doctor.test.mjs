@@ -83,7 +83,7 @@ describe('zcopy doctor --json', () => {
     ])
     expectEnvironment(json)
     expect(json.threadPool).toEqual({ size: 4, source: 'default' })
-    expect(json.addon).toEqual({ loaded: true, from: LOADED_ADDON.from, path: LOADED_ADDON.path, loadError: null })
+    expect(json.addon).toEqual({ loaded: true, from: LOADED_ADDON.from, libc: LOADED_ADDON.libc, path: LOADED_ADDON.path, loadError: null })
     // This machine's kernel is 6.x: every feature zcopy relies on is there.
     expect(Object.keys(json.features)).toEqual(FEATURES)
     for (const name of FEATURES) expect(json.features[name], name).toEqual({ present: true, code: null })
@@ -101,6 +101,7 @@ describe('zcopy doctor --json', () => {
     expect(json.addon).toEqual({
       loaded: false,
       from: 'none',
+      libc: null,
       path: null,
       loadError: { code: 'ZCOPY_NATIVE_DISABLED', message: expect.stringMatching(/ZCOPY_NATIVE=0/), cause: null }
     })
@@ -120,6 +121,20 @@ describe('zcopy doctor --json', () => {
     expect(json.advice).toContain('npm rebuild zcopy --ignore-scripts=false')
     expect(code).toBe(1)
   })
+
+  it('ZCOPY_PREBUILD pointing at a folder with no binary: the advice names it, not the install script', async () => {
+    const empty = makeTempDir('zcopy-doctor-prebuild-')
+    try {
+      const run = await runCli(['doctor', '--json'], { env: { ...NEUTRAL_ENV, TMPDIR: tmp, ZCOPY_PREBUILD: empty } })
+      const json = report(run)
+      expect(json.addon.loadError.code).toBe('ZCOPY_NATIVE_NOT_FOUND')
+      expect(json.advice).toBe(`ZCOPY_PREBUILD is set to ${empty}, which holds no zcopy binary for this system: ` +
+        'unset it to use the prebuilt or built binary, or point it at a folder that holds one')
+      expect(run.code).toBe(1)
+    } finally {
+      removeTempDir(empty)
+    }
+  }, 30_000)
 })
 
 describe('zcopy doctor (the report)', () => {
@@ -133,7 +148,8 @@ describe('zcopy doctor (the report)', () => {
     expect(stdout).toMatch(new RegExp(`^  platform +linux ${process.arch}`, 'm'))
     expect(stdout).toContain(`  kernel           ${os.release()}\n`)
     expect(stdout).toMatch(/^ {2}thread pool +4 threads \(libuv default\)$/m)
-    expect(stdout).toContain(`  native addon     ✓ loaded (${LOADED_ADDON.from}): ${LOADED_ADDON.path}\n`)
+    const kind = LOADED_ADDON.libc ? `${LOADED_ADDON.from}, ${LOADED_ADDON.libc}` : LOADED_ADDON.from
+    expect(stdout).toContain(`  native addon     ✓ loaded (${kind}): ${LOADED_ADDON.path}\n`)
     for (const label of ['sendfile', 'copy_file_range', 'openat2', 'cachestat', 'preadv2 RWF_NOWAIT']) {
       expect(stdout).toMatch(new RegExp(`^ +(kernel features +)?✓ ${label} `, 'm'))
     }

@@ -66,11 +66,38 @@ describe('zcopy serve: access log', () => {
     expect(lines[0]).toMatchObject({ msg: expect.stringMatching(/^zcopy serving /), url: server.url })
     const requests = lines.filter(line => line.method)
     expect(requests).toHaveLength(2)
-    expect(requests[0]).toMatchObject({ method: 'GET', path: '/hello.txt', status: 200, bytes: 6, aborted: false })
+    expect(requests[0]).toMatchObject({ method: 'GET', path: '/hello.txt', status: 200, bytes: 6, aborted: false, ended: 'complete' })
     expect(typeof requests[0].ms).toBe('number')
     expect(typeof requests[0].zeroCopy).toBe('boolean')
     expect(requests[1]).toMatchObject({ path: '/nope', status: 404 })
     expect(lines.at(-1)).toMatchObject({ msg: 'stopping' })
+  })
+
+  test('a client that gives up mid-download: its method, the bytes sent until then, aborted', async () => {
+    const server = await startServe(root, ['--log', 'json'])
+    const req = http.get(new URL('big.bin', server.url), { agent: false })
+    const [res] = await once(req, 'response')
+    await once(res, 'data') // some of it arrived
+    req.destroy()
+    await waitForStdout(server.cli, /"path":"\/big\.bin"/)
+    const { stdout } = await server.stop()
+    const line = stdout.trim().split('\n').map(text => JSON.parse(text)).find(entry => entry.path === '/big.bin')
+    expect(line).toMatchObject({ method: 'GET', status: 200, aborted: true, ended: 'aborted' })
+    expect(line.bytes).toBeGreaterThan(0)
+    expect(line.bytes).toBeLessThan(big.length)
+  })
+
+  test('a download cut by the shutdown is logged as such, with the bytes sent until then', async () => {
+    const server = await startServe(root, ['--log', 'json', '--shutdown-timeout', '0.3'])
+    const download = await slowGet(new URL('big.bin', server.url))
+    server.cli.child.kill('SIGTERM')
+    const { code, stdout } = await server.cli.output()
+    expect(code).toBe(0)
+    download.resume()
+    await expect(download.done).rejects.toThrow()
+    const line = stdout.trim().split('\n').map(text => JSON.parse(text)).find(entry => entry.path === '/big.bin')
+    expect(line).toMatchObject({ method: 'GET', status: 200, aborted: true, ended: 'shutdown' })
+    expect(line.bytes).toBeLessThan(big.length)
   })
 
   test('text: plain when not a terminal, coloured with FORCE_COLOR; --quiet: none', async () => {

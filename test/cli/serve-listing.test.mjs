@@ -67,3 +67,53 @@ describe('zcopy serve --listing', () => {
     expect((await fetch(new URL('sub/', off.url))).status).toBe(404)
   })
 })
+
+describe('zcopy serve --listing of a huge folder (issue 22.3)', () => {
+  const COUNT = 50000
+  let big
+  let server
+  beforeAll(async () => {
+    big = makeRoot({ 'small.txt': 'small' })
+    const huge = path.join(big, 'huge')
+    fs.mkdirSync(huge)
+    for (let i = 0; i < COUNT; i++) fs.closeSync(fs.openSync(path.join(huge, `f${String(i).padStart(5, '0')}.txt`), 'w'))
+    fs.mkdirSync(path.join(huge, 'zz-folder'))
+    server = await startServe(big, ['--listing', '--quiet'])
+  }, 120000)
+  afterAll(async () => {
+    await server?.stop()
+    fs.rmSync(big, { recursive: true, force: true })
+  })
+
+  test('other clients are answered while it is built (no blocking call); capped, and said so', async () => {
+    let listed = null
+    const listing = fetch(new URL('huge/', server.url), { headers: { accept: 'application/json' } })
+      .then(async response => { listed = await response.json() })
+    await new Promise(resolve => setTimeout(resolve, 10)) // the listing's request first
+    // A blocking build (readdirSync + statSync per entry: 1.3-2.9 s here) answers
+    // the small file only after the listing; a build off the event loop answers it
+    // at once. (Only the first: on a loaded machine the build may end during later ones.)
+    expect(await (await fetch(new URL('small.txt', server.url))).text()).toBe('small')
+    expect(listed).toBe(null) // still being built
+    await listing
+    expect(listed.total).toBe(COUNT + 1)
+    expect(listed.truncated).toBe(true)
+    expect(listed.entries).toHaveLength(1000)
+    expect(listed.entries[0]).toEqual({ name: 'zz-folder', type: 'directory', size: null, mtime: expect.any(String) })
+    expect(listed.entries[1].name).toBe('f00000.txt')
+    expect(listed.entries[999].name).toBe('f00998.txt')
+    const html = await (await fetch(new URL('huge/', server.url))).text()
+    expect(html).toContain(`<caption>${COUNT + 1} entries, the first 1000 shown</caption>`)
+    expect(html.match(/<tr><td>/g)).toHaveLength(1001) // '../' and 1000 entries
+  }, 60000)
+
+  test('remembered while the folder is unchanged; an added entry is listed', async () => {
+    const url = new URL('huge/', server.url)
+    const json = async () => (await fetch(url, { headers: { accept: 'application/json' } })).json()
+    expect((await json()).total).toBe(COUNT + 1)
+    fs.writeFileSync(path.join(big, 'huge', 'a-new.txt'), 'new!')
+    const again = await json()
+    expect(again.total).toBe(COUNT + 2)
+    expect(again.entries[1]).toEqual({ name: 'a-new.txt', type: 'file', size: 4, mtime: expect.any(String) })
+  }, 60000)
+})

@@ -104,8 +104,8 @@ describe('zcopy serve: bad input is one line, exit code 2', () => {
     [['--cache', '-5'], /--max-age must be a number of seconds/],
     [['--dotfiles', 'show'], /unknown --dotfiles 'show'/],
     [['--extensions', 'ht ml'], /--extensions must be a comma-separated list/],
-    [['--workers', '0'], /--workers must be an integer from 1/],
-    [['--workers', 'many'], /--workers must be an integer/],
+    [['--workers', '0'], /--workers must be auto or an integer from 1 to 1024, got '0' \(see 'zcopy serve --help'\)/],
+    [['--workers', 'many'], /--workers must be auto or an integer from 1 to 1024, got 'many'/],
     [['--log', 'xml'], /unknown --log 'xml'/],
     [['--shutdown-timeout', 'x'], /--shutdown-timeout must be/],
     [['--ssl-cert', '/no/such/cert.pem', '--ssl-key', '/no/such/key.pem'], /cannot read --ssl-cert \/no\/such\/cert\.pem: no such file/],
@@ -123,7 +123,7 @@ describe('zcopy serve: bad input is one line, exit code 2', () => {
   test('--help: every flag, numbers shown as numbers, an example for each', async () => {
     const { code, stdout } = await runCli(['serve', '--help'])
     expect(code).toBe(0)
-    const flags = ['--port', '--host', '--single', '--cors', '--max-age', '--immutable', '--etag', '--dotfiles', '--precompressed',
+    const flags = ['--port', '--host', '--allowed-hosts', '--single', '--cors', '--max-age', '--immutable', '--etag', '--dotfiles', '--precompressed',
       '--extensions', '--listing', '--ssl-cert', '--ssl-key', '--ssl-pass', '--http2', '--workers', '--quiet', '--log', '--shutdown-timeout', '--open']
     const examples = stdout.slice(stdout.indexOf('Examples:'))
     for (const flag of flags) {

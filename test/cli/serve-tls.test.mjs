@@ -94,14 +94,21 @@ describe('zcopy serve over TLS', () => {
     const withoutPass = await runCli(['serve', root, '--port', '0', '--ssl-cert', cert, '--ssl-key', encryptedKey])
     expectOneLineUsageError(withoutPass, /--ssl-key .*encrypted-key\.pem is encrypted: give the file holding its passphrase with --ssl-pass/)
     const wrong = await runCli(['serve', root, '--port', '0', '--ssl-cert', cert, '--ssl-key', encryptedKey, '--ssl-pass', path.join(secrets, 'wrong.txt')])
-    expectOneLineUsageError(wrong, /^zcopy: --ssl-cert\/--ssl-key\/--ssl-pass: .*bad decrypt/)
+    expectOneLineUsageError(wrong, /^zcopy: --ssl-pass .*wrong\.txt is not the passphrase of --ssl-key .*encrypted-key\.pem \(bad decrypt\)/)
     expect(wrong.stderr).not.toContain('not it')
     expectOneLineUsageError(await runCli(['serve', root, '--port', '0', '--ssl-cert', cert, '--ssl-key', encryptedKey, '--ssl-pass', path.join(secrets, 'none.txt')]),
       /cannot read --ssl-pass .*none\.txt: no such file/)
     expectOneLineUsageError(await runCli(['serve', root, '--port', '0', '--ssl-pass', path.join(secrets, 'pass.txt')]), /--ssl-pass goes with --ssl-cert and --ssl-key/)
   })
 
-  test('a certificate TLS refuses: one line, exit code 2', async () => {
-    expectOneLineUsageError(await runCli(['serve', root, '--port', '0', '--ssl-cert', key, '--ssl-key', cert]), /--ssl-cert\/--ssl-key: /)
+  test('a file that holds no certificate or no key: one line naming the file and what is wrong, exit code 2', async () => {
+    expectOneLineUsageError(await runCli(['serve', root, '--port', '0', '--ssl-cert', key, '--ssl-key', cert]),
+      /^zcopy: --ssl-cert .*localhost-key\.pem holds no PEM certificate \(-----BEGIN CERTIFICATE-----\)/)
+    expectOneLineUsageError(await runCli(['serve', root, '--port', '0', '--ssl-cert', cert, '--ssl-key', cert]),
+      /^zcopy: --ssl-key .*localhost-cert\.pem holds no PEM private key \(-----BEGIN PRIVATE KEY-----\)/)
+    for (const result of [
+      await runCli(['serve', root, '--port', '0', '--ssl-cert', key, '--ssl-key', cert]),
+      await runCli(['serve', root, '--port', '0', '--ssl-cert', cert, '--ssl-key', cert])
+    ]) expect(result.stderr).not.toMatch(/routines|error:[0-9A-F]{8}/)
   })
 })

@@ -103,3 +103,28 @@ describe('node bench/soak.js --json', () => {
     })
   }
 })
+
+describe('node bench/soak.js --json over TLS (issue 23)', () => {
+  for (const transport of ['--tls', '--http2']) {
+    test(`${transport}: judged on everything (cuts, drops, connections and sessions left), PASS with the server protected`, async () => {
+      const { code, stdout, stderr } = await soak(['--seconds', '3', '--connections', '20', '--json', transport])
+      expect(stderr).toBe('')
+      const result = JSON.parse(stdout)
+      const context = `seed ${result.config.seed}: ${result.failures.join('; ')}`
+      expect(result.config).toMatchObject({ tls: true, http2: transport === '--http2', rawNode: false })
+      expect(result.responses).toBeGreaterThan(100)
+      expect(Object.keys(result.byStatus).sort()).toEqual(['200', '206', '304', '404', '416'])
+      expect(result.resets).toBeGreaterThan(0)
+      if (transport === '--http2') expect(result.resetsByMethod.rstStream + result.resetsByMethod.goaway).toBeGreaterThan(0)
+      expect(result.slowPauses).toBeGreaterThan(0)
+      expect(result.wrongBytes, context).toBe(0)
+      expect(result.unexpectedCloses, context).toBe(0)
+      expect(result.server.connectionsLeft, context).toBe(0)
+      expect(result.server.sessionsLeft, context).toBe(0)
+      expect(result.descriptors.after, context).toBe(result.descriptors.baseline)
+      expect(result.failures).toEqual([])
+      expect(code).toBe(0)
+      expect(alive(result.server.pid)).toBe(false)
+    }, 60000)
+  }
+})

@@ -64,3 +64,14 @@ describe('bad input: one line on stderr, exit code 2', () => {
     expectOneLineUsageError(await runCli(['serve', file]), /not a folder/)
   })
 })
+
+describe('a usage error names the help that lists the flags', () => {
+  test.each([
+    [['serve', '.', '--workers', 'abc'], "zcopy: --workers must be auto or an integer from 1 to 1024, got 'abc' (see 'zcopy serve --help')\n"],
+    [['bench', '--mode', 'foo'], "zcopy: unknown --mode 'foo' (expected socket, http, file or all) (see 'zcopy bench --help')\n"],
+    [[], "zcopy: choose a command: bench, serve or doctor (see 'zcopy --help')\n"]
+  ])('zcopy %j', async (args, line) => {
+    const { code, stdout, stderr } = await runCli(args)
+    expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: line })
+  })
+})

@@ -1,8 +1,10 @@
 // The prebuilt binaries committed in prebuilds/ (and shipped in the tarball): the
-// right ELF machine, nothing newer than glibc 2.28 and GCC 8's libstdc++ (Debian 11,
-// Ubuntu 20.04, RHEL 8 and Node 20's own floor), and built from the sources in
-// this checkout (prebuilds/manifest.json records a hash of them; after changing
-// src/ or binding.gyp, run `npm run build:prebuilds`).
+// right ELF machine; for glibc nothing newer than glibc 2.28 and GCC 8's libstdc++
+// (Debian 11, Ubuntu 20.04, RHEL 8 and Node 20's own floor), for musl (Alpine)
+// musl's libc.so and nothing else (libc++ is linked in); and built from the
+// sources in this checkout (prebuilds/manifest.json records a hash of them; after
+// changing src/ or binding.gyp, run `npm run build:prebuilds`).
+import { execFileSync } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
@@ -12,7 +14,7 @@ import { repo } from '../support/pack.mjs'
 
 const require = createRequire(import.meta.url)
 const { readElf, newestNeeds, aboveFloor, FLOOR } = require('../../scripts/elf.js')
-const { sourcesHash, TARGETS } = require('../../scripts/build-prebuilds.js')
+const { sourcesHash, prebuildFile, TARGETS } = require('../../scripts/build-prebuilds.js')
 
 const manifest = JSON.parse(fs.readFileSync(path.join(repo, 'prebuilds', 'manifest.json'), 'utf8'))
 const REBUILD = 'stale prebuild: run `npm run build:prebuilds` and commit prebuilds/'
@@ -35,16 +37,23 @@ it.runIf(process.platform === 'linux')('readElf reads this Node binary: its mach
   expect(elf.versions['libc.so.6'].every((v) => v.startsWith('GLIBC_'))).toBe(true)
 })
 
-describe.each(Object.entries(TARGETS))('prebuilds/%s', (name, target) => {
-  const file = `${name}/zcopy.glibc.node`
+describe.each(Object.keys(TARGETS).map((name) => [prebuildFile(name), TARGETS[name]]))('prebuilds/%s', (file, target) => {
   const full = path.join(repo, 'prebuilds', file)
 
-  it(`is an ${target.machine} shared object needing only libc and libstdc++, nothing above the floor`, () => {
+  const needs = target.libc === 'musl'
+    ? "musl's libc.so only (libc++ linked in), no glibc symbol versions"
+    : 'only libc and libstdc++, nothing above the floor'
+  it(`is an ${target.machine} shared object needing ${needs}`, () => {
     const elf = readElf(full)
     expect(elf.machine).toBe(target.machine)
-    expect(elf.needed.sort()).toEqual(['libc.so.6', 'libstdc++.so.6'])
-    expect(aboveFloor(elf.versions)).toEqual([])
-    expect(newestNeeds(elf.versions).GLIBC).toBe('2.28')
+    if (target.libc === 'musl') {
+      expect(elf.needed).toEqual(['libc.so'])
+      expect(elf.versions).toEqual({})
+    } else {
+      expect(elf.needed.sort()).toEqual(['libc.so.6', 'libstdc++.so.6'])
+      expect(aboveFloor(elf.versions)).toEqual([])
+      expect(newestNeeds(elf.versions).GLIBC).toBe('2.28')
+    }
   })
 
   it('is the binary the manifest records, built from the sources in this checkout', () => {
@@ -56,9 +65,18 @@ describe.each(Object.entries(TARGETS))('prebuilds/%s', (name, target) => {
   })
 })
 
-it('only these prebuilds are committed', () => {
-  const dirs = fs.readdirSync(path.join(repo, 'prebuilds'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name)
-  expect(dirs.sort()).toEqual(Object.keys(TARGETS).sort())
-  for (const dir of dirs) expect(fs.readdirSync(path.join(repo, 'prebuilds', dir))).toEqual(['zcopy.glibc.node'])
-  expect(Object.keys(manifest.prebuilds).sort()).toEqual(Object.keys(TARGETS).map((n) => `${n}/zcopy.glibc.node`).sort())
+it('only these prebuilds are committed: glibc and musl for x64 and arm64', () => {
+  const committed = fs.readdirSync(path.join(repo, 'prebuilds'), { withFileTypes: true }).filter((d) => d.isDirectory())
+    .flatMap((d) => fs.readdirSync(path.join(repo, 'prebuilds', d.name)).map((f) => `${d.name}/${f}`))
+  const expected = ['linux-arm64/zcopy.glibc.node', 'linux-arm64/zcopy.musl.node', 'linux-x64/zcopy.glibc.node', 'linux-x64/zcopy.musl.node']
+  expect(committed.sort()).toEqual(expected)
+  expect(Object.keys(TARGETS).map(prebuildFile).sort()).toEqual(expected)
+  expect(Object.keys(manifest.prebuilds).sort()).toEqual(expected)
+})
+
+it.runIf(process.platform === 'linux' && process.arch === 'x64')('node-gyp-build picks the binary of the C library it is told of (LIBC, or /etc/alpine-release)', () => {
+  const pick = (libc) => execFileSync(process.execPath, ['-p', "require('node-gyp-build').resolve(process.argv[1])", repo],
+    { env: { ...process.env, LIBC: libc }, encoding: 'utf8' }).trim()
+  expect(path.relative(repo, pick('musl'))).toBe(path.join('prebuilds', 'linux-x64', 'zcopy.musl.node'))
+  expect(path.relative(repo, pick('glibc'))).toBe(path.join('prebuilds', 'linux-x64', 'zcopy.glibc.node'))
 })

@@ -115,6 +115,23 @@ describe('zcopy.loadError', () => {
     }
   })
 
+  it('Bun (process.versions.bun): ZCOPY_UNSUPPORTED_RUNTIME, nothing loaded, the binary never opened', () => {
+    const code = `
+      const { loadNative } = require(process.argv[1] + '/lib/binding.js')
+      const { native, loadError, binary } = loadNative(undefined, { env: {}, versions: { ...process.versions, bun: '1.4.5' } })
+      console.log(JSON.stringify({ native, code: loadError.code, message: loadError.message, binary,
+        opened: Object.keys(require.cache).some((f) => f.endsWith('.node')) }))
+    `
+    // ZCOPY_NATIVE=0 keeps this process's own load (when binding.js is required) from opening the binary
+    expect(JSON.parse(execFileSync(process.execPath, ['-e', code, ROOT], { env: { ...process.env, ZCOPY_NATIVE: '0' } }).toString())).toEqual({
+      native: null,
+      code: 'ZCOPY_UNSUPPORTED_RUNTIME',
+      message: expect.stringMatching(/^Bun 1\.4\.5 does not implement the libuv functions/),
+      binary: null,
+      opened: false
+    })
+  })
+
   it('is a named ESM export', () => {
     const source = "import { loadError, zeroCopyAvailable } from 'zcopy'; console.log(JSON.stringify([loadError?.code ?? null, zeroCopyAvailable]))"
     const run = (env) => JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', source], {

@@ -41,7 +41,10 @@ function describeError (err) {
     path: err.path,
     headers: err.headers,
     keys: Object.keys(err).sort(),
-    stackHead: typeof err.stack === 'string' ? err.stack.split('\n')[0] : null
+    stackHead: typeof err.stack === 'string' ? err.stack.split('\n')[0] : null,
+    // A system error's stack shows no frames (send's come from async fs calls):
+    // none of the server's files on a development error page.
+    systemErrorFrames: err.code && typeof err.stack === 'string' ? err.stack.split('\n').length - 1 : null
   }
 }
 

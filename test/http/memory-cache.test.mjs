@@ -58,6 +58,8 @@ describe('with the default budget', () => {
     expect(res.body.equals(files['small.txt'])).toBe(true)
     expect(sent.map((s) => s.bytes)).toEqual([4096, 4096, 4096, 4096])
     if (native) expect(sent.map((s) => s.zeroCopy)).toEqual([true, true, false, false])
+    // onSent says which bodies came from memory (zcopy serve logs them `memory`).
+    expect(sent.map((s) => s.fromMemory === true)).toEqual([false, false, true, true])
   })
 
   test('64 KiB is small; one byte more is not', async () => {

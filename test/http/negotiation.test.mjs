@@ -260,3 +260,29 @@ describe('sendFile negotiates the same way', () => {
     expect(decoded(answer)).toBe(SOURCE)
   })
 })
+
+describe('precompressed: a list of codings', () => {
+  test("['gzip']: only .gz siblings are sent, and a path with only a .br one does not vary", async () => {
+    const gzipOnly = zcopy.serveStatic(root, { precompressed: ['gzip'] })
+    const server = await listen(express().use(gzipOnly))
+    try {
+      const both = await request(server.port, '/both.js', { headers: { 'accept-encoding': 'br, gzip' } })
+      expect(both.headers['content-encoding']).toBe('gzip')
+      expect(both.headers.vary).toBe('Accept-Encoding')
+      expect(decoded(both)).toBe(SOURCE)
+      const brOnly = await request(server.port, '/br-only.txt', { headers: { 'accept-encoding': 'br' } })
+      expect(brOnly.headers['content-encoding']).toBe(undefined)
+      expect(brOnly.headers.vary).toBe(undefined)
+      expect(decoded(brOnly)).toBe(SOURCE)
+    } finally {
+      await server.close()
+      await gzipOnly.close()
+    }
+  })
+
+  test('anything but a boolean or a list of br and gzip is a TypeError', () => {
+    for (const value of ['yes', 1, ['deflate'], [true], {}]) {
+      expect(() => zcopy.serveStatic(root, { precompressed: value })).toThrow(new TypeError("option precompressed must be a boolean or an array of 'br', 'gzip'"))
+    }
+  })
+})

@@ -12,6 +12,15 @@ export function makeTempDir (prefix = 'zcopy-test-') {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 }
 
+// Every .js file below `dir`, as paths.
+export function jsFilesUnder (dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name)
+    if (entry.isDirectory()) return jsFilesUnder(full)
+    return entry.name.endsWith('.js') ? [full] : []
+  })
+}
+
 export function removeTempDir (dir) {
   fs.rmSync(dir, { recursive: true, force: true })
 }

@@ -15,7 +15,8 @@ export const BUILT_ADDON = path.join(ROOT, 'build', 'Release', 'zcopy.node')
 // `npm ci`, whose install script builds nothing when the prebuild loads).
 export const LOADED_ADDON = (() => {
   const file = createRequire(import.meta.url)('node-gyp-build').path(ROOT)
-  return { path: file, from: file.includes(`${path.sep}prebuilds${path.sep}`) ? 'prebuild' : 'build' }
+  const tag = /\.(glibc|musl)\.node$/.exec(file)
+  return { path: file, from: file.includes(`${path.sep}prebuilds${path.sep}`) ? 'prebuild' : 'build', libc: tag ? tag[1] : null }
 })()
 
 export function copyPackage () {

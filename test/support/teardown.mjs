@@ -34,8 +34,7 @@ export function expectTerminatedCleanly ({ code, signal, stdout, stderr }, worke
       workers,
       states: expect.toSatisfy((states) => Object.keys(states).every((outcome) => / terminated after /.test(outcome)) &&
         Object.values(states).reduce((sum, n) => sum + n, 0) === workers),
-      fdsBefore: expect.any(Number),
-      fdsAfter: report ? report.fdsBefore : -1
+      leftOpen: []
     }
   })
 }

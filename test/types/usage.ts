@@ -2,7 +2,7 @@
 import * as http from 'node:http'
 import * as net from 'node:net'
 import * as fs from 'node:fs'
-import { createReadStream, loadError, pipeFile, sendFile, sendfile, serveStatic, zeroCopyAvailable } from 'zcopy'
+import { createReadStream, loadError, pipeFile, protectServer, sendFile, sendfile, serveStatic, zeroCopyAvailable } from 'zcopy'
 import type { ZcopyLoadError, ZcopyLoadErrorCode } from 'zcopy'
 
 const available: boolean = zeroCopyAvailable
@@ -33,8 +33,11 @@ const middleware = serveStatic('public', {
   dotfiles: 'deny',
   index: ['index.html'],
   precompressed: true,
+  maxWatches: 256,
   onSent: (res, sent) => { void [res, sent.bytes, sent.zeroCopy] }
 })
+const { openFiles, watchedDirectories, memoryBytes }: { openFiles: number, watchedDirectories: number, memoryBytes: number } = middleware.stats()
+void [openFiles, watchedDirectories, memoryBytes]
 
 http.createServer((req, res) => {
   middleware(req, res, () => {
@@ -44,5 +47,8 @@ http.createServer((req, res) => {
     })
   })
 })
+
+const guarded: http.Server = protectServer(http.createServer(), { timeout: 30000 })
+void guarded
 
 void main

@@ -10,11 +10,19 @@ function describeError (error) {
   return { code: error.code ?? null, message: error.message, cause: cause === error.message ? null : cause }
 }
 
-// → { loaded, from: 'prebuild' | 'build' | 'other' | 'none', path, loadError }
+// The C library a prebuild was built for, from node-gyp-build's file name tag
+// (zcopy.glibc.node, zcopy.musl.node); null for a local build.
+function libcOf (file) {
+  const tag = file && /\.(glibc|musl)\.node$/.exec(file)
+  return tag ? tag[1] : null
+}
+
+// → { loaded, from: 'prebuild' | 'build' | 'other' | 'none', libc, path, loadError }
 function addonStatus () {
   return {
     loaded: binding.native !== null,
     from: binding.binary ? binding.binary.from : 'none',
+    libc: libcOf(binding.binary && binding.binary.path),
     path: binding.binary ? binding.binary.path : null,
     loadError: describeError(binding.loadError)
   }

@@ -12,6 +12,11 @@ function missingTools ({ python3, make, cxx }) {
 }
 
 function notFound ({ buildTools, env }) {
+  // node-gyp-build looks only where ZCOPY_PREBUILD points, when it is set.
+  if (env.ZCOPY_PREBUILD) {
+    return `ZCOPY_PREBUILD is set to ${env.ZCOPY_PREBUILD}, which holds no zcopy binary for this system: ` +
+      'unset it to use the prebuilt or built binary, or point it at a folder that holds one'
+  }
   const missing = missingTools(buildTools)
   if (missing.length > 0) {
     return 'no prebuilt binary fits this system and the addon was never built; building it needs Python 3, make ' +
@@ -35,6 +40,8 @@ function adviceFor ({ addon, selfTest, platform, buildTools }, env = process.env
     switch (code) {
       case 'ZCOPY_UNSUPPORTED_PLATFORM':
         return `zero-copy needs Linux; on ${platform} zcopy works on streams, and there is nothing to fix`
+      case 'ZCOPY_UNSUPPORTED_RUNTIME':
+        return 'Bun lacks the libuv functions the addon needs; zcopy works on streams there (run it on Node for zero-copy)'
       case 'ZCOPY_NATIVE_DISABLED':
         return 'ZCOPY_NATIVE=0 is set, which forces the stream fallback: unset it to use sendfile'
       case 'ZCOPY_NATIVE_NOT_FOUND':

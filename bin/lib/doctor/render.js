@@ -27,9 +27,10 @@ function describeThreadPool ({ size, source }, env) {
   return source === 'default' ? `${threads} (libuv default)` : `${threads} (UV_THREADPOOL_SIZE=${env.UV_THREADPOOL_SIZE})`
 }
 
-function describeAddon ({ loaded, from, path, loadError }) {
-  if (loaded) return [`${OK} loaded (${from}): ${path}`]
-  const where = path ? ` (${from}): ${path}` : ''
+function describeAddon ({ loaded, from, libc, path, loadError }) {
+  const kind = libc ? `${from}, ${libc}` : from
+  if (loaded) return [`${OK} loaded (${kind}): ${path}`]
+  const where = path ? ` (${kind}): ${path}` : ''
   return [`${NO} not loaded${where}`, `${loadError.code}: ${firstLine(loadError.message)}`]
 }
 

@@ -3,13 +3,26 @@
 const { COLUMNS } = require('./columns')
 const { describeMachine } = require('./format')
 
+const TERMINAL_WIDTH = 80
+
+// The machine line, broken at its ' · ' separators to fit a terminal.
+function wrapMachine (text) {
+  const lines = []
+  for (const part of text.split(' · ')) {
+    const last = lines.length - 1
+    if (last >= 0 && lines[last].length + 3 + part.length <= TERMINAL_WIDTH) lines[last] += ' · ' + part
+    else lines.push(part)
+  }
+  return lines
+}
+
 // A plain-text table for a terminal, one block per mode.
 function renderTable ({ machine, results }, columns = COLUMNS) {
   const cells = results.map(row => columns.map(column => column.cell(row)))
   const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map(line => line[i].length)))
   const line = texts => texts.map((text, i) =>
     columns[i].right ? text.padStart(widths[i]) : text.padEnd(widths[i])).join('  ').trimEnd()
-  const out = [describeMachine(machine), '', line(columns.map(column => column.header))]
+  const out = [...wrapMachine(describeMachine(machine)), '', line(columns.map(column => column.header))]
   cells.forEach((texts, i) => {
     if (i > 0 && results[i].mode !== results[i - 1].mode) out.push('')
     out.push(line(texts))

@@ -5,14 +5,17 @@
 // (--single), or a 404 (the folder's 404.html when it has one).
 
 const path = require('node:path')
+const { splitUrl } = require('../../../lib/http/request-url')
+const { hostCheck } = require('./allowed-hosts')
 const { applyCors } = require('./cors')
 const { cacheOptions } = require('./cache-control')
 const { sendListing } = require('./listing')
-const { sendNotFound, sendStatus } = require('./not-found')
+const { sendNotFound, sendStatus, sendText } = require('./not-found')
 
-function pathnameOf (url) {
-  const end = url.search(/[?#]/)
-  return end === -1 ? url : url.slice(0, end)
+const LISTING_HINT = 'No index.html here: start zcopy serve with --listing to list folders.\n'
+
+function statusOf (error) {
+  return error.status || error.statusCode || 500
 }
 
 // A path whose last segment has a '.' asks for an asset (or a dotfile): with
@@ -24,7 +27,11 @@ function asksForAsset (pathname) {
 // → { handle(req, res), close() }. `onRequest(req, res)` runs first (the
 // access log).
 function createApp (zcopy, root, config, onRequest, onSent) {
+  const hostAllowed = hostCheck(config.host, config.allowedHosts)
+  // fallthrough off: a refusal (403 for --dotfiles deny, 400) reaches fail()
+  // with its status instead of becoming a 404.
   const serve = zcopy.serveStatic(root, {
+    fallthrough: false,
     ...cacheOptions(config),
     dotfiles: config.dotfiles,
     etag: config.etag,
@@ -34,30 +41,47 @@ function createApp (zcopy, root, config, onRequest, onSent) {
   })
 
   function notFound (req, res, pathname) {
-    if (config.listing && sendListing(req, res, root, pathname, config.dotfiles)) return
+    if (!config.listing) return noListing(req, res, pathname)
+    sendListing(req, res, root, pathname, config.dotfiles).then(
+      sent => { if (!sent) noListing(req, res, pathname) },
+      error => fail(req, res, error))
+  }
+
+  function noListing (req, res, pathname) {
     if (config.single && !asksForAsset(pathname)) {
       req.url = '/index.html'
       return serve(req, res, error => error ? fail(req, res, error) : sendNotFound(req, res, root))
     }
-    sendNotFound(req, res, root)
+    // A folder without index.html: say how to list it.
+    sendNotFound(req, res, root, pathname.endsWith('/') && !config.listing ? LISTING_HINT : '')
   }
 
   function fail (req, res, error) {
     if (res.headersSent) return res.destroy()
-    const status = error.status || error.statusCode || 500
+    const status = statusOf(error)
     if (status === 404) return sendNotFound(req, res, root)
     sendStatus(req, res, status)
   }
 
+  function refuseHost (req, res) {
+    const host = req.headers[':authority'] ?? req.headers.host
+    sendText(req, res, 403, 'text/plain; charset=utf-8',
+      `Blocked request: Host '${host}' is not answered here (zcopy serve listens on loopback).\n` +
+      `To answer it, start zcopy serve with --allowed-hosts ${host.replace(/:\d+$/, '')}\n`)
+  }
+
   function handle (req, res) {
     onRequest(req, res)
+    if (hostAllowed !== null && !hostAllowed(req)) return refuseHost(req, res)
     if (config.cors && applyCors(req, res)) return
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', config.cors ? 'GET, HEAD, OPTIONS' : 'GET, HEAD')
       return sendStatus(req, res, 405)
     }
-    const pathname = pathnameOf(req.url)
-    serve(req, res, error => error ? fail(req, res, error) : notFound(req, res, pathname))
+    // An absolute-form target ('http://host/x') is served by its path, as serveStatic reads it.
+    const { pathname } = splitUrl(req.url)
+    if (pathname === null) return sendNotFound(req, res, root)
+    serve(req, res, error => error && statusOf(error) !== 404 ? fail(req, res, error) : notFound(req, res, pathname))
   }
 
   return { handle, close: () => serve.close() }

@@ -13,12 +13,16 @@ function createInstance ({ zcopy, root, config, write }) {
     colour: config.log === 'text' && useColour()
   })
   const app = createApp(zcopy, root, config, log.logRequest, log.onSent)
-  const server = createServer(config, app.handle)
+  const server = createServer(config, app.handle, zcopy.protectServer)
   const drain = trackConnections(server)
   return {
     server,
+    // What stop() waits for, once it has begun (see shutdown.js).
+    waitingFor: () => drain.waitingFor(),
     async stop () {
+      log.stopping()
       await drain(config.shutdownTimeout * 1000)
+      await log.flush() // the lines of the responses the drain cut
       app.close()
     }
   }

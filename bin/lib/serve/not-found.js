@@ -8,6 +8,7 @@ const http = require('node:http')
 const path = require('node:path')
 
 function sendText (req, res, status, type, body) {
+  if (res.destroyed) return // the client went away meanwhile (a 404.html read)
   if (res.headersSent) return res.destroy()
   res.statusCode = status
   res.setHeader('Content-Type', type)
@@ -20,21 +21,24 @@ function sendStatus (req, res, status) {
 }
 
 // The root's 404.html when it is a regular file there (not a symlink: it is
-// read by name, outside serveStatic's confinement).
-function readNotFoundPage (root) {
+// read by name, outside serveStatic's confinement), or null. Read off the event
+// loop: a 404 must not stall the other clients.
+async function readNotFoundPage (root) {
   const file = path.join(root, '404.html')
   try {
-    if (!fs.lstatSync(file).isFile()) return null
-    return fs.readFileSync(file)
+    if (!(await fs.promises.lstat(file)).isFile()) return null
+    return await fs.promises.readFile(file)
   } catch {
     return null
   }
 }
 
-function sendNotFound (req, res, root) {
-  const page = readNotFoundPage(root)
-  if (page === null) return sendStatus(req, res, 404)
-  sendText(req, res, 404, 'text/html; charset=utf-8', page)
+// `hint`: a line added to the plain-text answer (not to a 404.html page).
+function sendNotFound (req, res, root, hint = '') {
+  readNotFoundPage(root).then((page) => {
+    if (page === null) return sendText(req, res, 404, 'text/plain; charset=utf-8', `${http.STATUS_CODES[404]}\n${hint}`)
+    sendText(req, res, 404, 'text/html; charset=utf-8', page)
+  })
 }
 
 module.exports = { sendNotFound, sendStatus, sendText }

@@ -3,11 +3,13 @@
 // The flags of `zcopy serve`, their checks, and the one object the rest of the
 // command reads (see resolveOptions). Every flag has a one-line example in --help.
 
+const crypto = require('node:crypto')
 const fs = require('node:fs')
 const os = require('node:os')
 const ms = require('ms')
 const { UsageError } = require('../usage-error')
 const { integerInRange } = require('../validate')
+const { parseAllowedHosts } = require('./allowed-hosts')
 
 const DEFAULT_PORT = 8080
 const DOTFILES = ['allow', 'deny', 'ignore']
@@ -44,7 +46,11 @@ function extensions (value) {
 
 function workers (value) {
   if (value === 'auto') return 'auto'
-  return integerInRange('workers', 1, 1024)(value)
+  const number = Number(value)
+  if (!Number.isInteger(number) || number < 1 || number > 1024) {
+    throw new UsageError(`--workers must be auto or an integer from 1 to 1024, got '${value}'`)
+  }
+  return number
 }
 
 function logFormat (value) {
@@ -55,12 +61,14 @@ function logFormat (value) {
 const options = {
   port: { alias: 'p', describe: 'Port to listen on (default: $PORT, else 8080; 0 for any free port)', type: 'string', requiresArg: true, coerce: integerInRange('port', 0, 65535) },
   host: { alias: 'H', describe: 'Address to listen on (0.0.0.0 or :: for every interface)', type: 'string', default: '127.0.0.1', requiresArg: true },
+  'allowed-hosts': { describe: 'Host names answered besides localhost when bound to loopback (comma-separated, .example.com for a domain and its subdomains; all: any)', type: 'string', requiresArg: true, coerce: parseAllowedHosts },
   single: { alias: 's', describe: 'Single-page app: unknown paths without an extension get /index.html', type: 'boolean', default: false },
   cors: { describe: 'Allow any origin (Access-Control-Allow-Origin: *, preflight answered)', type: 'boolean', default: false },
   'max-age': { alias: 'cache', describe: 'Cache-Control max-age, in seconds or like 1h, 7d', type: 'string', default: 0, requiresArg: true, coerce: seconds('max-age') },
   immutable: { describe: 'Hashed file names (app.3f2a1b9c.js) cached for a year, immutable', type: 'boolean', default: false },
   etag: { describe: 'Send ETag (--no-etag: do not)', type: 'boolean', default: true },
-  dotfiles: { describe: 'Files and folders named .*: allow, deny (403) or ignore (404)', type: 'string', default: 'ignore', coerce: dotfiles },
+  // No yargs default: it would also stand in for a bare --dotfiles (which is allow).
+  dotfiles: { describe: 'Files and folders named .*: allow, deny (403) or ignore (404); --dotfiles alone: allow [default: ignore]', type: 'string', coerce: dotfiles },
   precompressed: { describe: 'Send file.br / file.gz instead of file when the client accepts it', type: 'boolean', default: false },
   extensions: { describe: 'Extensions tried for a path without one (comma-separated)', type: 'string', requiresArg: true, coerce: extensions },
   listing: { describe: 'List folders that have no index.html (HTML, or JSON on Accept: application/json)', type: 'boolean', default: false },
@@ -71,6 +79,7 @@ const options = {
   workers: { alias: 'w', describe: 'Processes serving the port: a number or auto (one per core; default in NODE_ENV=production)', type: 'string', requiresArg: true, coerce: workers },
   quiet: { alias: 'q', describe: 'No access log', type: 'boolean', default: false },
   log: { describe: 'Access log format: text or json (one object per line)', type: 'string', default: 'text', requiresArg: true, coerce: logFormat },
+  timeout: { describe: 'Seconds a connection may stay silent (no request yet, a client reading nothing) and a request head may take; idle keep-alive: 5 s; 0: no limit', type: 'string', default: 60, requiresArg: true, coerce: seconds('timeout') },
   'shutdown-timeout': { describe: 'On SIGINT/SIGTERM, seconds in-flight responses get to finish', type: 'string', default: 10, requiresArg: true, coerce: seconds('shutdown-timeout') },
   open: { alias: 'o', describe: 'Open the URL in the browser', type: 'boolean', default: false }
 }
@@ -78,6 +87,7 @@ const options = {
 const examples = [
   ['$0 serve ./dist --port 3000', 'serve ./dist on http://127.0.0.1:3000/ (-p 3000; or PORT=3000)'],
   ['$0 serve --host 0.0.0.0', 'serve on every interface (the LAN URLs are printed)'],
+  ['$0 serve --allowed-hosts dev.example.com', 'also answer Host: dev.example.com (bound to loopback, only localhost names are)'],
   ['$0 serve ./dist --single', 'single-page app: /about gets /index.html, /missing.js is 404'],
   ['$0 serve --cors', 'let pages from other origins fetch these files'],
   ['$0 serve --max-age 3600', 'Cache-Control: public, max-age=3600 (also --cache 1h)'],
@@ -93,15 +103,28 @@ const examples = [
   ['$0 serve --workers auto', 'one process per core'],
   ['$0 serve --quiet', 'no access log'],
   ['$0 serve --log json', 'access log as one JSON object per line'],
+  ['$0 serve --timeout 10', 'close connections silent for 10 s (default 60)'],
   ['$0 serve --shutdown-timeout 30', 'give downloads 30 s to finish on Ctrl-C'],
   ['$0 serve --open', 'open the URL in the browser']
 ]
 
+// A regular file's contents. Opened without blocking, so that a FIFO or a device
+// is refused at once rather than read until a writer comes.
 function readFlagFile (file, flag) {
+  let fd
   try {
-    return fs.readFileSync(file)
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
   } catch (error) {
     throw new UsageError(`cannot read --${flag} ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.code || error.message}`)
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw new UsageError(`--${flag} ${file} is not a regular file (a FIFO, a device or a folder): give a file`)
+    return fs.readFileSync(fd)
+  } catch (error) {
+    if (error instanceof UsageError) throw error
+    throw new UsageError(`cannot read --${flag} ${file}: ${error.code || error.message}`)
+  } finally {
+    fs.closeSync(fd)
   }
 }
 
@@ -118,7 +141,26 @@ function resolveTls (argv) {
   } else if (/^-----BEGIN ENCRYPTED PRIVATE KEY-----|^Proc-Type: 4,ENCRYPTED/m.test(tls.key.toString('latin1'))) {
     throw new UsageError(`--ssl-key ${argv['ssl-key']} is encrypted: give the file holding its passphrase with --ssl-pass`)
   }
+  checkTlsFiles(tls, argv)
   return tls
+}
+
+// Which file is wrong, and how, in words rather than OpenSSL's
+// ('PEM routines::no start line').
+function checkTlsFiles ({ cert, key, passphrase }, argv) {
+  try {
+    new crypto.X509Certificate(cert) // eslint-disable-line no-new
+  } catch {
+    throw new UsageError(`--ssl-cert ${argv['ssl-cert']} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`)
+  }
+  try {
+    crypto.createPrivateKey({ key, passphrase })
+  } catch (error) {
+    if (passphrase !== undefined && /bad decrypt|bad password|decrypt/i.test(error.message)) {
+      throw new UsageError(`--ssl-pass ${argv['ssl-pass']} is not the passphrase of --ssl-key ${argv['ssl-key']} (bad decrypt)`)
+    }
+    throw new UsageError(`--ssl-key ${argv['ssl-key']} holds no PEM private key (-----BEGIN PRIVATE KEY-----)`)
+  }
 }
 
 // → the port and whether another free one may be taken when it is in use: only
@@ -144,16 +186,18 @@ function resolveWorkers (argv, env) {
 // The parsed argv → everything the serve command needs, checked (UsageError).
 function resolveOptions (argv, env = process.env) {
   const tls = resolveTls(argv)
+  if (argv.timeout * 1000 > 2 ** 31 - 1) throw new UsageError(`--timeout must be at most 24 days, got '${argv.timeout}' s`)
   if (argv.http2 && !tls) throw new UsageError('--http2 needs --ssl-cert and --ssl-key (browsers speak HTTP/2 over TLS only)')
   return {
     ...resolvePort(argv, env),
     host: argv.host,
+    allowedHosts: argv['allowed-hosts'],
     single: argv.single,
     cors: argv.cors,
     maxAge: argv['max-age'],
     immutable: argv.immutable,
     etag: argv.etag,
-    dotfiles: argv.dotfiles,
+    dotfiles: argv.dotfiles === undefined ? 'ignore' : argv.dotfiles,
     precompressed: argv.precompressed,
     extensions: argv.extensions || [],
     listing: argv.listing,
@@ -162,6 +206,7 @@ function resolveOptions (argv, env = process.env) {
     workers: resolveWorkers(argv, env),
     quiet: argv.quiet,
     log: argv.log,
+    timeout: argv.timeout,
     shutdownTimeout: argv['shutdown-timeout'],
     open: argv.open
   }

@@ -4,12 +4,17 @@
 //   GET /video.mp4 200 1048576 B 3.2 ms zero-copy
 //   GET /missing 404 10 B 0.4 ms stream
 //   HEAD /video.mp4 200 0 B 0.9 ms no-body
-//   GET /big.iso 200 734003200 B 812.0 ms zero-copy aborted
+//   GET /logo.svg 200 2048 B 0.3 ms memory
+//   GET /big.iso 200 18350080 B 812.0 ms zero-copy aborted
+//   GET /big.iso 200 262144 B 5012.0 ms zero-copy cut at shutdown
 // or, with --log json, one object per line:
-//   {"time":"2026-…Z","method":"GET","path":"/video.mp4","status":200,"bytes":1048576,"ms":3.2,"zeroCopy":true,"aborted":false}
-// Bytes are the body length the response announced. Whether the body went by
-// sendfile is what serveStatic's onSent reported for this response (see
-// createRequestLog); a response it did not report on went by stream or had none.
+//   {"time":"2026-…Z","method":"GET","path":"/video.mp4","status":200,"bytes":1048576,"ms":3.2,"zeroCopy":true,"aborted":false,"ended":"complete"}
+// Bytes are the body bytes sent: for a file, what serveStatic's onSent reported
+// (until the client went away, for an aborted download), otherwise the length the
+// response announced (0 if it never finished). How the body went (sendfile, the
+// memory cache) is what onSent reported; a response it did not report on went by
+// stream or had none. `ended`: complete, aborted (the client went away) or
+// shutdown (cut by the server stopping); the text line says the last two.
 // The path is the one the client asked for (--single may serve another file).
 
 const NO_BODY_STATUSES = new Set([204, 304])
@@ -20,10 +25,12 @@ function bodyBytes (req, res) {
   return Number(res.getHeader('content-length')) || 0
 }
 
-function formatRequestLine ({ method, path, status, bytes, ms, zeroCopy, aborted }, colour = false) {
-  const how = bytes === 0 ? 'no-body' : zeroCopy ? 'zero-copy' : 'stream'
+const ENDINGS = { complete: '', aborted: ' aborted', shutdown: ' cut at shutdown' }
+
+function formatRequestLine ({ method, path, status, bytes, ms, zeroCopy, fromMemory, ended }, colour = false) {
+  const how = zeroCopy ? 'zero-copy' : fromMemory ? 'memory' : bytes === 0 ? 'no-body' : 'stream'
   const shownStatus = colour ? `\x1b[${COLOURS[Math.floor(status / 100)] || 0}m${status}\x1b[0m` : status
-  const tail = `${ms.toFixed(1)} ms ${how}${aborted ? ' aborted' : ''}`
+  const tail = `${ms.toFixed(1)} ms ${how}${ENDINGS[ended]}`
   return `${method} ${path} ${shownStatus} ${bytes} B ${colour ? `\x1b[2m${tail}\x1b[0m` : tail}`
 }
 
@@ -38,32 +45,91 @@ function useColour (stream = process.stdout, env = process.env) {
   return Boolean(stream.isTTY)
 }
 
-// → { onSent, logRequest }: pass onSent to serveStatic, and call
+// How long stop() waits for the lines of responses still closing (longer than a
+// line waits for its report).
+const FLUSH_MS = 2000
+// How long the line of a body cut short waits for onSent's report.
+const REPORT_WAIT_MS = 1000
+
+// → { onSent, logRequest, stopping, flush }: pass onSent to serveStatic, and call
 // logRequest(req, res) as each request arrives; it writes one line when the
-// response closes, finished or not. `format`: 'text' (default), 'json', or
-// 'none' (--quiet: nothing is written).
+// response closes, finished or not. Call stopping() when a shutdown begins (what
+// is cut from then on is logged as such) and await flush() before exiting: it
+// resolves once every response logged so far has its line (or after a second).
+// `format`: 'text' (default), 'json', or 'none' (--quiet: nothing is written).
 function createRequestLog (write, { format = 'text', colour = false } = {}) {
-  const zeroCopyResponses = new WeakSet()
-  if (format === 'none') return { onSent () {}, logRequest () {} }
+  const reports = new WeakMap() // res → what onSent said
+  const pending = new Set() // responses whose line is not written yet
+  const awaiting = new Map() // res closed mid-body → writes its line when onSent reports
+  let stopped = false
+  let flushed = null
+  if (format === 'none') return { onSent () {}, logRequest () {}, stopping () {}, flush: async () => {} }
+
+  function settle () {
+    if (pending.size === 0 && flushed !== null) flushed()
+  }
+
   return {
-    onSent (res, { zeroCopy }) {
-      if (zeroCopy) zeroCopyResponses.add(res)
+    onSent (res, sent) {
+      reports.set(res, sent)
+      const waiting = awaiting.get(res)
+      if (waiting !== undefined) waiting()
     },
     logRequest (req, res) {
       const start = process.hrtime.bigint()
       const method = req.method
       const path = req.url
+      pending.add(res)
+      // On the next turn: a body sent with its head (the memory cache) can close
+      // the response before its onSent report has run. A body cut short reports
+      // once its transfer has stopped (a read in flight ends first): its line
+      // waits for that report, at most REPORT_WAIT_MS.
       res.once('close', () => {
+        const ms = Number(process.hrtime.bigint() - start) / 1e6
+        const cut = stopped
+        const writeLine = () => {
+          awaiting.delete(res)
+          logEntry(ms, cut)
+          pending.delete(res)
+          settle()
+        }
+        setImmediate(() => {
+          if (reports.has(res) || res.writableFinished || !res.headersSent) return writeLine()
+          const timer = setTimeout(writeLine, REPORT_WAIT_MS)
+          awaiting.set(res, () => {
+            clearTimeout(timer)
+            writeLine()
+          })
+        })
+      })
+      const logEntry = (ms, cut) => {
+        const report = reports.get(res)
+        const finished = res.writableFinished && (!report || report.complete)
         const entry = {
           method,
           path,
           status: res.statusCode,
-          bytes: bodyBytes(req, res),
-          ms: Number(process.hrtime.bigint() - start) / 1e6,
-          zeroCopy: zeroCopyResponses.has(res),
-          aborted: !res.writableFinished
+          bytes: report ? report.bytes : finished ? bodyBytes(req, res) : 0,
+          ms,
+          zeroCopy: Boolean(report && report.zeroCopy),
+          fromMemory: Boolean(report && report.fromMemory),
+          aborted: !finished,
+          ended: finished ? 'complete' : cut ? 'shutdown' : 'aborted'
         }
         write(format === 'json' ? formatJsonLine(entry) : formatRequestLine(entry, colour))
+      }
+    },
+    stopping () {
+      stopped = true
+    },
+    flush () {
+      if (pending.size === 0) return Promise.resolve()
+      return new Promise((resolve) => {
+        const timer = setTimeout(resolve, FLUSH_MS)
+        flushed = () => {
+          clearTimeout(timer)
+          resolve()
+        }
       })
     }
   }

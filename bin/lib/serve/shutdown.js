@@ -71,7 +71,23 @@ function trackConnections (server) {
     })
   }
 
+  // What a drain waits for: responses in flight (HTTP/1) and HTTP/2 sessions.
+  drain.waitingFor = () => {
+    let responses = 0
+    for (const count of inFlight.values()) responses += count
+    return { responses, sessions: sessions.size }
+  }
+
   return drain
 }
 
-module.exports = { trackConnections }
+// → the stop line: what the drain waits for, up to when; or just 'stopping'.
+function stoppingLine ({ responses, sessions }, timeoutSeconds) {
+  const parts = []
+  if (responses > 0) parts.push(`${responses} response${responses > 1 ? 's' : ''} in flight`)
+  if (sessions > 0) parts.push(`${sessions} HTTP/2 session${sessions > 1 ? 's' : ''}`)
+  if (parts.length === 0) return 'zcopy: stopping'
+  return `zcopy: stopping; waiting up to ${timeoutSeconds} s for ${parts.join(' and ')} (Ctrl-C again to cut them)`
+}
+
+module.exports = { stoppingLine, trackConnections }

@@ -22,7 +22,7 @@ const { announceListening } = require('./announce')
 const { createInstance, stopSignal } = require('./instance')
 const { listenPort } = require('./listen-port')
 const { openUrl } = require('./open')
-const { UsageError } = require('../usage-error')
+const { UsageError, failureLine } = require('../usage-error')
 
 const FATAL_TO_PRIMARY = 'zcopy:fatal'
 const LISTENING = 'zcopy:listening'
@@ -115,7 +115,7 @@ function runPrimary ({ zcopy, root, config, say, count }) {
 
     function finish () {
       if (failure !== null) {
-        process.stderr.write(`zcopy: ${failure.message}${failure.usage ? " (see 'zcopy --help')" : ''}\n`)
+        process.stderr.write(failureLine(failure, ['serve']) + '\n')
         process.exitCode = failure.usage ? 2 : 1
       }
       resolve()

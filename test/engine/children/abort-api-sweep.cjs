@@ -159,7 +159,9 @@ async function main () {
   const options = ['root', 'dotfiles', 'etag', 'extensions', 'index', 'maxAge', 'setHeaders', 'onSent', 'acceptRanges', 'cacheControl', 'lastModified', 'immutable', 'precompressed']
   for (const key of options) {
     await sweep('sendFile', `options.${key}`, (v) => withRequest(server, (req, res) => {
-      return zcopy.sendFile(req, res, key === 'root' ? 'source.bin' : file, { [key]: v }).finally(() => finishResponse(res))
+      // A bad option throws at once: taken as the rejection it is reported as.
+      return new Promise((resolve) => resolve(zcopy.sendFile(req, res, key === 'root' ? 'source.bin' : file, { [key]: v })))
+        .finally(() => finishResponse(res))
     }))
   }
   // serveStatic(root, options) → middleware, then one request through it.

@@ -89,7 +89,8 @@ async function main () {
     writing = true
     fs.write(writerFd, chunk, (err) => {
       writing = false
-      if (err && err.code !== 'EAGAIN') throw err
+      // EPIPE: pipeFile closed the FIFO it opened (source 'path') as it aborted.
+      if (err && err.code !== 'EAGAIN' && err.code !== 'EPIPE') throw err
     })
   }, 2)
 

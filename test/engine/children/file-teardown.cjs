@@ -2,7 +2,7 @@
 // file copy is in flight (issue 15): the addon opens the paths in its first pool
 // job, so a Worker may die with that job queued, opening, copying, or (a FIFO
 // source with no writer) blocked in open(). A crash shows as this process's
-// exit signal. Prints one JSON line: { fdsBefore, fdsAfter, workers, states }.
+// exit signal. Prints one JSON line: { leftOpen, workers, states }.
 // ZCOPY_TEARDOWN_SCENARIOS: comma-separated names from SCENARIOS (default all).
 'use strict'
 
@@ -16,7 +16,7 @@ const SIZE = 256 * 1024 * 1024 // sparse: the copy reads holes, fast, but not do
 const WORKERS = Number(process.env.ZCOPY_TEARDOWN_WORKERS || 30)
 const AT_ONCE = 3
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-const fdCount = () => fs.readdirSync('/proc/self/fd').length
+const { fdTable, openedSince } = require('../../support/fd-table.cjs')
 
 // In the Worker: start the copy, say so, and report its first progress.
 //   path-path  pipeFile(path, path): both opened by the addon
@@ -117,7 +117,7 @@ async function main () {
   // One Worker first, so that what Node sets up once for Workers is counted in both.
   await runWorker(1, setup, names, {})
   await sleep(100)
-  const fdsBefore = fdCount()
+  const fdsBefore = fdTable()
 
   for (let i = 0; i < WORKERS; i += AT_ONCE) {
     const batch = []
@@ -125,9 +125,9 @@ async function main () {
     await Promise.all(batch)
   }
   await sleep(200)
-  const fdsAfter = fdCount()
+  const leftOpen = openedSince(fdsBefore)
   if (!process.env.ZCOPY_TEARDOWN_DIR) fs.rmSync(dir, { recursive: true, force: true })
-  process.stdout.write(JSON.stringify({ fdsBefore, fdsAfter, workers: WORKERS, states }))
+  process.stdout.write(JSON.stringify({ leftOpen, workers: WORKERS, states }))
 }
 
 if (isMainThread) {

@@ -2,7 +2,7 @@
 // openBeneath() calls are queued behind a busy thread pool (UV_THREADPOOL_SIZE=1,
 // its one thread held by a long pbkdf2). Node completes those jobs after the
 // Worker's JS is gone; the descriptors they opened must be closed by the addon.
-// Prints one JSON line: { fdsBefore, fdsAfter, workers, queuedBehindBusyPool }.
+// Prints one JSON line: { leftOpen, workers, queuedBehindBusyPool }.
 'use strict'
 
 const crypto = require('node:crypto')
@@ -13,7 +13,7 @@ const { Worker, isMainThread, parentPort, workerData } = require('node:worker_th
 
 const WORKERS = 4
 const OPENS = 32
-const fdCount = () => fs.readdirSync('/proc/self/fd').length
+const { fdTable, openedSince } = require('../../support/fd-table.cjs')
 
 // Iterations of pbkdf2-sha256 that take about `ms` on this machine.
 function calibrate (ms) {
@@ -46,7 +46,7 @@ async function main () {
   // Workers is counted in both figures.
   const warmUp = new Worker('', { eval: true })
   await new Promise((resolve) => warmUp.once('exit', resolve))
-  const fdsBefore = fdCount()
+  const fdsBefore = fdTable()
   let queuedBehindBusyPool = 0
   for (let i = 0; i < WORKERS; i++) {
     const pool = busyPool(iterations)
@@ -60,10 +60,10 @@ async function main () {
   // The completions of the terminated Workers' jobs have run by now (Node waits
   // for them before a Worker's teardown ends); give the pool a moment anyway.
   await new Promise((resolve) => setTimeout(resolve, 100))
-  const fdsAfter = fdCount()
+  const leftOpen = openedSince(fdsBefore)
   fs.closeSync(dirFd)
   fs.rmSync(dir, { recursive: true, force: true })
-  process.stdout.write(JSON.stringify({ fdsBefore, fdsAfter, workers: WORKERS, queuedBehindBusyPool }))
+  process.stdout.write(JSON.stringify({ leftOpen, workers: WORKERS, queuedBehindBusyPool }))
 }
 
 if (isMainThread) {

@@ -1,7 +1,7 @@
 // Child process for worker-teardown.test.mjs: Workers terminated while one of
 // their transfers is in flight (to a socket whose peer never reads, and to a
 // file), 50 of them, a few at a time. A crash shows as this process's exit
-// signal. Prints one JSON line: { fdsBefore, fdsAfter, workers, states }.
+// signal. Prints one JSON line: { leftOpen, workers, states }.
 // ZCOPY_TEARDOWN_PEERS=read: the peers read as fast as they can instead, from a
 // bigger (sparse) file, so that the socket transfers are terminated while a pool
 // job sends or waits in the pool for the reader to take more.
@@ -19,7 +19,7 @@ const SIZE = (READING ? 1024 : 64) * 1024 * 1024
 const WORKERS = Number(process.env.ZCOPY_TEARDOWN_WORKERS || 50)
 const AT_ONCE = 3
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-const fdCount = () => fs.readdirSync('/proc/self/fd').length
+const { fdTable, openedSince } = require('../../support/fd-table.cjs')
 
 // In the Worker: start one transfer, report its progress to the parent, and
 // say when it stalls (the destination is full: the transfer waits on the loop).
@@ -146,7 +146,7 @@ async function main () {
   await runWorker(0, setup, {})
   for (const peer of peers) peer.destroy()
   await sleep(100)
-  const fdsBefore = fdCount()
+  const fdsBefore = fdTable()
 
   for (let i = 0; i < WORKERS; i += AT_ONCE) {
     const batch = []
@@ -155,10 +155,10 @@ async function main () {
     for (const peer of peers) peer.destroy()
   }
   await sleep(200)
-  const fdsAfter = fdCount()
+  const leftOpen = openedSince(fdsBefore)
   server.close()
   if (!process.env.ZCOPY_TEARDOWN_DIR) fs.rmSync(dir, { recursive: true, force: true })
-  process.stdout.write(JSON.stringify({ fdsBefore, fdsAfter, workers: WORKERS, states }))
+  process.stdout.write(JSON.stringify({ leftOpen, workers: WORKERS, states }))
 }
 
 if (isMainThread) {

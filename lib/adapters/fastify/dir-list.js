@@ -1,0 +1,143 @@
+'use strict'
+
+// Directory listings (`list` option), as @fastify/static answers them: JSON
+// ({ dirs, files } of names, or of entries with stats when jsonFormat is
+// 'extended') or HTML from the app's render(dirs, files).
+
+const fs = require('node:fs/promises')
+const path = require('node:path')
+const { FST_STATIC_INVALID_OPTION_VALUE, FST_STATIC_MULTIROOT_LIST_CONFLICT } = require('./errors')
+
+const URL_DELIMITERS = /[#?]/g
+
+function isInside (root, target) {
+  const relative = path.relative(root, target)
+  return relative === '' || (relative !== '..' && !relative.startsWith('..' + path.sep) && !path.isAbsolute(relative))
+}
+
+async function extendedInfoInto (dir, info) {
+  const depth = dir.split(path.sep).length
+  const names = await fs.readdir(dir)
+  await Promise.all(names.map(async (name) => {
+    const file = path.join(dir, name)
+    let stats
+    try {
+      stats = await fs.stat(file)
+    } catch {
+      return
+    }
+    const direct = file.split(path.sep).length === depth + 1
+    if (stats.isDirectory()) {
+      info.totalFolderCount++
+      if (direct) info.folderCount++
+      await extendedInfoInto(file, info)
+    } else {
+      info.totalSize += stats.size
+      info.totalFileCount++
+      if (direct) info.fileCount++
+      info.lastModified = Math.max(info.lastModified, stats.mtimeMs)
+    }
+  }))
+}
+
+async function extendedInfo (dir) {
+  const info = { totalSize: 0, fileCount: 0, totalFileCount: 0, folderCount: 0, totalFolderCount: 0, lastModified: 0 }
+  await extendedInfoInto(dir, info)
+  return info
+}
+
+const byName = (a, b) => a.name.localeCompare(b.name)
+
+async function entriesOf (dir, options, dotfiles) {
+  const entries = { dirs: [], files: [] }
+  let names = await fs.readdir(dir)
+  if (dotfiles === 'deny' || dotfiles === 'ignore') names = names.filter((name) => name[0] !== '.')
+  await Promise.all(names.map(async (name) => {
+    let stats
+    try {
+      stats = await fs.stat(path.join(dir, name))
+    } catch {
+      return
+    }
+    const entry = { name, stats }
+    if (stats.isDirectory()) {
+      if (options.extendedFolderInfo) entry.extendedInfo = await extendedInfo(path.join(dir, name))
+      entries.dirs.push(entry)
+    } else {
+      entries.files.push(entry)
+    }
+  }))
+  entries.dirs.sort(byName)
+  entries.files.sort(byName)
+  return entries
+}
+
+function htmlInfo (entry, route, prefix, options) {
+  if (options.names && options.names.includes(path.basename(route))) {
+    route = path.posix.normalize(path.posix.join(route, '..'))
+  }
+  return {
+    href: encodeURI(path.posix.join(prefix, route, entry.name)).replace(URL_DELIMITERS, encodeURIComponent),
+    name: entry.name,
+    stats: entry.stats,
+    extendedInfo: entry.extendedInfo
+  }
+}
+
+// Answers `reply` with the listing of `dir`; a directory that cannot be read is
+// not found.
+async function sendList ({ reply, dir, options, route, prefix, dotfiles }) {
+  const query = reply.request.query || {}
+  if (query.format === 'html' && typeof options.render !== 'function') {
+    throw new FST_STATIC_INVALID_OPTION_VALUE('list.render', 'must be a function and is required with the URL parameter `format=html`')
+  }
+  let entries
+  try {
+    entries = await entriesOf(dir, options, dotfiles)
+  } catch {
+    return reply.callNotFound()
+  }
+  const format = query.format || options.format
+  if (format !== 'html') {
+    if (options.jsonFormat === 'extended') return reply.send(entries)
+    return reply.send({ dirs: entries.dirs.map((e) => e.name), files: entries.files.map((e) => e.name) })
+  }
+  const html = options.render(
+    entries.dirs.map((entry) => htmlInfo(entry, route, prefix, options)),
+    entries.files.map((entry) => htmlInfo(entry, route, prefix, options)))
+  return reply.type('text/html').send(html)
+}
+
+// Whether `route` names a listing by one of `names` ('/' for a trailing slash).
+function isListRoute (route, options) {
+  if (!options.names) return false
+  return options.names.includes(path.basename(route)) || (options.names.includes('/') && route.endsWith('/'))
+}
+
+// The directory `route` lists below `root`, or null outside it.
+function listedDirectory (root, route) {
+  const relative = route.endsWith('/') ? '.' + route + 'none' : '.' + route
+  const resolvedRoot = path.resolve(root)
+  const dir = path.dirname(path.resolve(resolvedRoot, relative))
+  return isInside(resolvedRoot, dir) ? dir : null
+}
+
+// → an error for bad `list` options, or undefined.
+function listOptionsError (options) {
+  const list = options.list
+  if (!list) return undefined
+  if (Array.isArray(options.root)) return new FST_STATIC_MULTIROOT_LIST_CONFLICT()
+  if (list.format && list.format !== 'json' && list.format !== 'html') {
+    return new FST_STATIC_INVALID_OPTION_VALUE('list.format', 'must be json or html')
+  }
+  if (list.names && !Array.isArray(list.names)) return new FST_STATIC_INVALID_OPTION_VALUE('list.names', 'must be an array')
+  if (list.jsonFormat != null && list.jsonFormat !== 'names' && list.jsonFormat !== 'extended') {
+    return new FST_STATIC_INVALID_OPTION_VALUE('list.jsonFormat', 'must be names or extended')
+  }
+  if (list.format === 'html' && typeof list.render !== 'function') {
+    return new FST_STATIC_INVALID_OPTION_VALUE('list.render', 'must be a function and is required with html format')
+  }
+  return undefined
+}
+
+module.exports = { isListRoute, listOptionsError, listedDirectory, sendList }
