@@ -138,11 +138,15 @@ function resolveTls (argv) {
   const tls = { cert: readFlagFile(argv['ssl-cert'], 'ssl-cert'), key: readFlagFile(argv['ssl-key'], 'ssl-key') }
   if (argv['ssl-pass']) {
     tls.passphrase = readFlagFile(argv['ssl-pass'], 'ssl-pass').toString('utf8').replace(/\r?\n$/, '')
-  } else if (/^-----BEGIN ENCRYPTED PRIVATE KEY-----|^Proc-Type: 4,ENCRYPTED/m.test(tls.key.toString('latin1'))) {
+  } else if (isEncryptedKey(tls.key)) {
     throw new UsageError(`--ssl-key ${argv['ssl-key']} is encrypted: give the file holding its passphrase with --ssl-pass`)
   }
   checkTlsFiles(tls, argv)
   return tls
+}
+
+function isEncryptedKey (key) {
+  return /^-----BEGIN ENCRYPTED PRIVATE KEY-----|^Proc-Type: 4,ENCRYPTED/m.test(key.toString('latin1'))
 }
 
 // Which file is wrong, and how, in words rather than OpenSSL's
@@ -156,7 +160,9 @@ function checkTlsFiles ({ cert, key, passphrase }, argv) {
   try {
     crypto.createPrivateKey({ key, passphrase })
   } catch (error) {
-    if (passphrase !== undefined && /bad decrypt|bad password|decrypt/i.test(error.message)) {
+    // A wrong passphrase usually fails the padding check ('bad decrypt'); about
+    // once in 256 the garbage it decrypts to passes it and fails as DER instead.
+    if (passphrase !== undefined && (isEncryptedKey(key) || /bad decrypt|bad password|decrypt/i.test(error.message))) {
       throw new UsageError(`--ssl-pass ${argv['ssl-pass']} is not the passphrase of --ssl-key ${argv['ssl-key']} (bad decrypt)`)
     }
     throw new UsageError(`--ssl-key ${argv['ssl-key']} holds no PEM private key (-----BEGIN PRIVATE KEY-----)`)
