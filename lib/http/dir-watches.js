@@ -38,14 +38,12 @@ const REMOTE_FILE_SYSTEMS = new Set([
   0x0bd00bd0 // Lustre
 ])
 
-// Whether changes under `dir` are reported by inotify (false for network file
-// systems, and where statfs is unavailable).
+// → Promise of whether changes under `dir` are reported by inotify (false for
+// network file systems, and where statfs is unavailable).
 function notifiesChanges (dir) {
-  try {
-    return !REMOTE_FILE_SYSTEMS.has(fs.statfsSync(dir).type)
-  } catch {
-    return false
-  }
+  return new Promise((resolve) => {
+    fs.statfs(dir, (err, stats) => resolve(err === null && !REMOTE_FILE_SYSTEMS.has(stats.type)))
+  })
 }
 
 class DirectoryWatches {

@@ -34,16 +34,15 @@ const path = require('node:path')
 const { DirectoryWatches, directoriesOf, notifiesChanges } = require('./dir-watches')
 const { onClose } = require('./on-close')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
+const { lstatOf } = require('./stat')
 
 const SWEEP_INTERVAL_MS = 10_000
 const SMALL_FILE = 64 * 1024 // the largest file kept in memory
 
+// → Promise of whether `file`'s own name is a symbolic link (true when that
+// cannot be told: not vouched for).
 function isSymbolicLink (file) {
-  try {
-    return fs.lstatSync(file).isSymbolicLink()
-  } catch {
-    return true // cannot tell: not vouched for
-  }
+  return lstatOf(file).then((stat) => stat.isSymbolicLink(), () => true)
 }
 
 function sameFile (a, b) {
@@ -70,6 +69,7 @@ class OpenFile {
     this.hits = 1 // requests that used it, this one included
     this.bodyTried = false
     this.watched = null // the directories watched for it (see remember())
+    this.watching = null // Promise of whether they could be (see watchable())
     this.unwatchable = false // no watch could be set for it
     this.keys = null // the request paths remembered as naming it
     this.guards = null // other names whose change drops it too (see guard())
@@ -94,7 +94,8 @@ class OpenFileCache {
     this.clearOnServerClose = () => { this.clear() }
     this.lookups = new Map() // request path key → OpenFile, see remember()
     this.watches = null // DirectoryWatches, made on first use
-    this.notifying = new Map() // root → whether its file system reports changes
+    this.notifying = new Map() // root → Promise of whether its file system reports changes
+    this.relocating = new Set() // remember() calls waiting for their relocate()
     this.guarding = new Map() // a name → the entries its change drops, see guard()
   }
 
@@ -165,19 +166,28 @@ class OpenFileCache {
 
   // Remembers that `key` names the open `entry`, below `root`, if change
   // notification can vouch for it from now on: its directories get watched, then
-  // `relocate()` (the lookup that found it, run again) must find the same file
-  // under the same, non-symlink, name. Synchronous: no event can fall in between.
-  remember (key, entry, root, relocate) {
-    if (entry.evicted || entry.stat === null || this.max === 0 || !this.watchable(root, entry)) return
-    let again
+  // `relocate()` (a promise of the lookup that found it, run again) must find the
+  // same file under the same, non-symlink, name, and no change may have been
+  // reported meanwhile in a directory that vouches for it (see changed()): a
+  // change that the second lookup did not see is reported after the watches were
+  // set, so either before the key is kept (nothing kept) or after (it drops it).
+  // → Promise, never rejected.
+  async remember (key, entry, root, relocate) {
+    if (entry.evicted || entry.stat === null || this.max === 0 || !(await this.watchable(root, entry))) return
+    const waiting = { entry, changed: false }
+    this.relocating.add(waiting)
+    let again = null
     try {
-      again = relocate()
+      again = await relocate()
     } catch {
       return
+    } finally {
+      this.relocating.delete(waiting)
     }
+    if (waiting.changed || entry.evicted || entry.watched === null) return
     if (again === null || again.path !== entry.path || !sameFile(again.stat, entry.stat)) return
     if (entry.keys === null) entry.keys = []
-    entry.keys.push(key)
+    if (!entry.keys.includes(key)) entry.keys.push(key)
     this.lookups.set(key, entry)
   }
 
@@ -188,25 +198,29 @@ class OpenFileCache {
     return this.max > 0 && (entry === undefined || !entry.unwatchable)
   }
 
-  // Whether watches vouch for `entry`, set up on the first ask. An entry no watch
-  // can vouch for stays on the per-request stat, and its later requests do not
-  // retry the lstat and fs.watch calls.
+  // → Promise of whether watches vouch for `entry`, set up on the first ask. An
+  // entry no watch can vouch for stays on the per-request stat, and its later
+  // requests do not retry the lstat and fs.watch calls.
   watchable (root, entry) {
-    if (entry.watched !== null) return true
-    if (entry.unwatchable) return false
-    entry.unwatchable = !this.watch(root, entry)
-    return !entry.unwatchable
+    if (entry.watching === null) {
+      entry.watching = this.watch(root, entry).then((watched) => {
+        entry.unwatchable = !watched
+        return watched
+      })
+    }
+    return entry.watching
   }
 
-  // Watches the directories that vouch for `entry`; false when one cannot be.
-  watch (root, entry) {
+  // → Promise: watches the directories that vouch for `entry`; false when one
+  // cannot be (or the entry went meanwhile).
+  async watch (root, entry) {
     let notifies = this.notifying.get(root)
     if (notifies === undefined) {
       notifies = notifiesChanges(root)
       this.notifying.set(root, notifies)
     }
-    const dirs = notifies ? directoriesOf(root, entry.path) : null
-    if (dirs === null || isSymbolicLink(entry.path)) return false
+    const dirs = (await notifies) ? directoriesOf(root, entry.path) : null
+    if (dirs === null || (await isSymbolicLink(entry.path)) || entry.evicted) return false
     if (this.watches === null) this.watches = new DirectoryWatches((changed) => this.changed(changed), this.maxWatches)
     if (!this.watches.hold(dirs)) return false
     entry.watched = dirs
@@ -234,15 +248,27 @@ class OpenFileCache {
   }
 
   // inotify reported a change of `changed`: the entries at and below it, those it
-  // guards, and the request paths that were found through it, are no longer
-  // vouched for.
+  // guards, and the request paths that were found through it or may now find
+  // it first (an index file for its directory's path; `name.ext` for `name`), are
+  // no longer vouched for; a remember() under way for an entry in one of its
+  // directories keeps nothing.
   changed (changed) {
     const exact = this.entries.get(changed)
     if (exact !== undefined) this.evict(exact)
     const guarded = this.guarding.get(changed)
     if (guarded !== undefined) for (const entry of Array.from(guarded)) this.evict(entry)
+    const dir = path.dirname(changed)
+    for (const waiting of this.relocating) {
+      const watched = waiting.entry.watched
+      if (watched === null || watched.includes(dir) || watched.includes(changed)) waiting.changed = true
+    }
     this.lookups.delete(changed)
     this.lookups.delete(changed + path.sep)
+    this.lookups.delete(dir + path.sep)
+    const base = path.basename(changed)
+    for (let dot = base.indexOf('.', 1); dot !== -1; dot = base.indexOf('.', dot + 1)) {
+      this.lookups.delete(changed.slice(0, changed.length - base.length + dot))
+    }
     if (!this.watches.watches.has(changed)) return // not a directory anything was found through
     const below = changed + path.sep
     for (const entry of this.entries.values()) {

@@ -11,23 +11,7 @@
 //   EACCES, EMFILE… → 500): that error itself, with status, statusCode and
 //   `expose: false` added, so its code, errno, syscall, path and stack survive.
 
-const fs = require('node:fs')
-const os = require('node:os')
-const path = require('node:path')
 const createError = require('http-errors')
-
-const ENOENT_ERRNO = -os.constants.errno.ENOENT
-
-// fs.statSync(file, { throwIfNoEntry: false }) answers undefined for ENOENT and, on
-// Node 22 and later (not 20), for ENOTDIR too: a path through a file
-// ('/hello.txt/x'), which send reports as ENOTDIR.
-const STAT_HIDES_ENOTDIR = (() => {
-  try {
-    return fs.statSync(path.join(__filename, 'x'), { throwIfNoEntry: false }) === undefined
-  } catch {
-    return false
-  }
-})()
 
 // send's createHttpError(status, err): an Error becomes the error itself, decorated
 // with the status and `expose: false`; an object is taken as properties (416's
@@ -59,26 +43,6 @@ function lookupError (err) {
   }
 }
 
-// The error a stat of `file` that found nothing throws (fs.statSync's), made
-// without a second system call: fs.statSync(file, { throwIfNoEntry: false })
-// answers undefined, and send's 404 carries this error. Where that undefined may
-// also mean ENOTDIR (above), this miss path asks once more which it was.
-function noEntry (file, syscall = 'stat') {
-  if (STAT_HIDES_ENOTDIR && syscall === 'stat') {
-    try {
-      fs.statSync(file)
-    } catch (err) {
-      if (err.code === 'ENOTDIR') return err
-    }
-  }
-  const err = new Error(`ENOENT: no such file or directory, ${syscall} '${file}'`)
-  err.errno = ENOENT_ERRNO
-  err.code = 'ENOENT'
-  err.syscall = syscall
-  err.path = file
-  return withoutFrames(err)
-}
-
 // The class every error above is an instance of (`err instanceof HttpError`, as
 // http-errors' isHttpError judges it: http-errors instances and errors decorated
 // with status/statusCode/expose). `new HttpError(status, { headers, cause })`
@@ -98,4 +62,4 @@ Object.defineProperty(HttpError, Symbol.hasInstance, { value: createError.isHttp
 
 const isHttpError = createError.isHttpError
 
-module.exports = { HttpError, httpError, isHttpError, lookupError, noEntry }
+module.exports = { HttpError, httpError, isHttpError, lookupError }

@@ -27,6 +27,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { native } = require('../binding')
 const { HttpError } = require('./http-error')
+const { statOf } = require('./stat')
 
 const { O_RDONLY, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = fs.constants
 const FILE_FLAGS = O_RDONLY | O_NONBLOCK | O_NOCTTY
@@ -111,18 +112,28 @@ const UNCONFINED = new Unconfined()
 // root's name names another directory or the cache is cleared; its descriptor
 // closes once no open that started from it is still running.
 class RootIdentity {
-  constructor (dir) {
-    this.fd = fs.openSync(dir, DIRECTORY_FLAGS)
+  // `fd`: the directory, opened with DIRECTORY_FLAGS.
+  constructor (fd) {
+    this.fd = fd
     try {
-      const stat = fs.fstatSync(this.fd)
+      const stat = fs.fstatSync(fd)
       this.dev = stat.dev
       this.ino = stat.ino
     } catch (err) {
-      fs.closeSync(this.fd)
+      fs.closeSync(fd)
       throw err
     }
     this.users = 0
     this.retired = false
+  }
+
+  // → Promise<RootIdentity> of the directory `dir` names now.
+  static async open (dir) {
+    return new RootIdentity(await openFd(dir, DIRECTORY_FLAGS))
+  }
+
+  sameAs (stat) {
+    return this.dev === stat.dev && this.ino === stat.ino
   }
 
   // Whether open descriptor `fd` is on something beneath this directory, by the
@@ -155,35 +166,44 @@ class ConfinedRoot {
     this.onRetire = onRetire
   }
 
-  // The identity of the directory the root's name names now, held: release() it.
-  // Runs on every miss (one stat); a hit only compares proofs.
-  use () {
+  // → Promise of the identity of the directory the root's name names now, held:
+  // release() it. Runs on every miss (one stat, on the thread pool); a hit only
+  // compares proofs. Whatever ran meanwhile, the identity is taken and held in
+  // the same turn as it is found current, so no retire() can close it in between.
+  async use () {
+    const stat = await statOf(this.path)
+    if (this.proof !== null && this.proof.sameAs(stat)) return this.hold(this.proof)
+    const opened = await RootIdentity.open(this.path)
     const current = this.proof
-    const stat = fs.statSync(this.path)
-    let identity = current
-    if (current === null || current.dev !== stat.dev || current.ino !== stat.ino) {
-      identity = new RootIdentity(this.path)
-      if (this.closed) {
-        identity.retired = true // a request still running after clear(): kept by nobody
-      } else {
-        this.proof = identity
-        if (current !== null) {
-          current.retire()
-          if (this.onRetire !== null) this.onRetire(current)
-        }
+    if (current !== null && current.sameAs(opened)) {
+      opened.retire() // another miss got there first
+      return this.hold(current)
+    }
+    if (this.closed) {
+      opened.retired = true // a request still running after clear(): kept by nobody
+    } else {
+      this.proof = opened
+      if (current !== null) {
+        current.retire()
+        if (this.onRetire !== null) this.onRetire(current)
       }
     }
+    return this.hold(opened)
+  }
+
+  hold (identity) {
     identity.users++
     return identity
   }
 
   // Re-resolves the root's name now (the sweep's check, for a root whose files are
   // all cache hits: a deploy that kept the same files, hard-linked, never misses).
-  // → whether the proof changed. A root that cannot be resolved now is left as is.
-  refresh () {
+  // → Promise of whether the proof changed. A root that cannot be resolved now is
+  // left as is.
+  async refresh () {
     const before = this.proof
     try {
-      this.use().release()
+      (await this.use()).release()
     } catch {
       return false
     }
@@ -208,7 +228,7 @@ class ConfinedRoot {
   // for a file that is not regular or not beneath the root.
   async open (file) {
     const relative = this.relative(file)
-    const identity = this.use()
+    const identity = await this.use()
     try {
       if (beneathAvailable) {
         let fd = -1
@@ -227,15 +247,14 @@ class ConfinedRoot {
     }
   }
 
-  // Throws a 404 HttpError unless `directory` (about to be redirected to) is
-  // beneath the root. Synchronous: a rare answer, and opening a directory with
-  // O_DIRECTORY cannot block.
-  checkDirectory (directory) {
+  // → Promise; rejects with a 404 HttpError unless `directory` (about to be
+  // redirected to) is beneath the root.
+  async checkDirectory (directory) {
     let inside = false
     try {
-      const identity = this.use()
+      const identity = await this.use()
       try {
-        const fd = fs.openSync(directory, DIRECTORY_FLAGS)
+        const fd = await openFd(directory, DIRECTORY_FLAGS)
         try {
           inside = identity.contains(fd)
         } finally {

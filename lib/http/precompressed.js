@@ -14,7 +14,7 @@
 // A path varies with Accept-Encoding exactly when it has a sibling: every response
 // for it (identity, 304, 412, 416, HEAD) then carries `Vary: Accept-Encoding`, and a
 // path without one does not (a cache keeps a single copy). So both siblings are
-// looked up for every request (a stat each, about a microsecond) unless the
+// looked up (a stat each, on the thread pool) for every request unless the
 // open-file cache's watches vouch for the answer (see serve-file.js), and the
 // header is parsed only when there is a sibling.
 
@@ -32,18 +32,13 @@ function siblingNames (file) {
   return CODINGS.map(({ suffix }) => file + suffix)
 }
 
-// → [{ path, stat, encoding }] of the siblings that are regular files.
+// → Promise of [{ path, stat, encoding }]: the siblings that are regular files,
+// both looked up at once.
 function siblingsOf (file) {
-  const siblings = []
-  for (const { encoding, suffix } of CODINGS) {
-    try {
-      const stat = statOrNothing(file + suffix)
-      if (stat !== undefined && stat.isFile()) siblings.push({ path: file + suffix, stat, encoding })
-    } catch {
-      // an unreadable sibling is no sibling: the file itself is sent
-    }
-  }
-  return siblings
+  return Promise.all(CODINGS.map(({ encoding, suffix }) => statOrNothing(file + suffix).then(
+    (stat) => stat !== undefined && stat.isFile() ? { path: file + suffix, stat, encoding } : null,
+    () => null // an unreadable sibling is no sibling: the file itself is sent
+  ))).then((found) => found.filter((sibling) => sibling !== null))
 }
 
 // The codings `precompressed: true` sends, in the server's order of preference.

@@ -43,11 +43,10 @@ function sendFile (req, res, file, options) {
   if (opts.root === null && !path.isAbsolute(file)) {
     throw invalidArgValue('path', file, 'must be absolute or options.root must be set')
   }
-  return Promise.resolve(promiseOf(() => {
-    const located = locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)
+  return promiseOf(() => locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)).then((located) => {
     if (located === DIRECTORY) throw httpError(404)
     return serveFile(req, res, located, opts, cache)
-  }))
+  })
 }
 
 module.exports = { sendFile }

@@ -25,9 +25,10 @@ function scopeOf (options, cache) {
 // Refuses (404), as if it did not exist, a directory about to be redirected to that
 // is not beneath the root (reached through a symbolic link out of it), unless the
 // options allow it. Proven on an opened descriptor of the directory, like files.
+// → Promise; rejects with the refusal.
 function checkDirectoryConfinement (directory, options, cache) {
   const scope = scopeOf(options, cache)
-  if (scope.checkDirectory !== undefined) scope.checkDirectory(directory)
+  return scope.checkDirectory === undefined ? Promise.resolve() : scope.checkDirectory(directory)
 }
 
 // A refusal passes as it is; a file-system error gets its status.
@@ -38,14 +39,20 @@ function openError (err) {
 // No sibling to send, and nothing that varies with Accept-Encoding.
 const IDENTITY = Object.freeze({ sibling: null, vary: false })
 
-// The precompressed siblings of `located`: looked up by stat, except for a file
-// the cache remembers (watched): its answer is kept with it, and a change of
-// either sibling name drops the entry as a change of the file itself does.
+// The precompressed siblings of `located`: a promise of them, looked up by stat;
+// for a file the cache remembers (watched), kept with its entry, whose guard on
+// both sibling names (set before the stats run) drops it, siblings and all, on
+// any change of either, as a change of the file itself does.
 function siblingsFor (located, cache) {
-  if (located.siblings) return located.siblings // kept with a remembered entry
-  const siblings = siblingsOf(located.path)
-  if (located.siblings === null && cache.guard(located, siblingNames(located.path))) located.siblings = siblings
-  return siblings
+  if (located.siblings) return located.siblings // kept, or being looked up, for a remembered entry
+  const lookup = siblingsOf(located.path)
+  if (located.siblings === null && cache.guard(located, siblingNames(located.path))) {
+    located.siblings = lookup
+    lookup.then((siblings) => {
+      if (located.siblings === lookup) located.siblings = siblings // not dropped meanwhile
+    })
+  }
+  return lookup
 }
 
 // → { entry, typePath, encoding, vary }, holding a cache entry: pass it to respond(); or
@@ -56,11 +63,19 @@ function openFile (req, located, options, cache) {
   // A root that is a file (serve-static mounted on one file) is served itself, as
   // the app named it: nothing to confine it to, and no precompressed siblings.
   const isRoot = located.path === options.root
-  const { sibling, vary } = options.precompressed && !isRoot ? negotiateEncoding(req, siblingsFor(located, cache), options.precompressed) : IDENTITY
+  if (!options.precompressed || isRoot) return openTarget(req, located, IDENTITY, options, cache)
+  const siblings = siblingsFor(located, cache)
+  if (siblings instanceof Promise) {
+    return siblings.then((found) => openTarget(req, located, negotiateEncoding(req, found, options.precompressed), options, cache))
+  }
+  return openTarget(req, located, negotiateEncoding(req, siblings, options.precompressed), options, cache)
+}
+
+function openTarget (req, located, { sibling, vary }, options, cache) {
   const target = sibling || located
   cache.clearOnClose(req.socket && req.socket.server)
   const encoding = sibling ? sibling.encoding : located.encoding || null
-  const scope = isRoot ? cache.scope(null) : scopeOf(options, cache)
+  const scope = located.path === options.root ? cache.scope(null) : scopeOf(options, cache)
   const entry = cache.take(target.path, target.stat, scope)
   if (entry !== null) return { entry, typePath: located.path, encoding, vary }
   return cache.acquire(target.path, target.stat, scope).then(

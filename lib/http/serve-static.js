@@ -31,7 +31,6 @@ const DEFAULT_MEMORY_CACHE = 32 * 1024 * 1024
 // are checked by a stat per request instead.
 const DEFAULT_MAX_WATCHES = 1024
 const RESOLVED_PATHS = 1024
-const DONE = Promise.resolve()
 const ANSWERED = () => true
 const NOTHING = () => {}
 
@@ -104,19 +103,26 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect' } =
     const canRemember = rememberable(resolved)
     const remembered = canRemember ? cache.lookup(resolved.path) : null
     if (remembered !== null) return serveFile(req, res, remembered, opts, cache, onFound)
-    const located = locateFile(resolved, opts)
+    return locateFile(resolved, opts).then((located) => serveLocated(req, res, { pathname, resolved, located, originalUrl, canRemember }, onFound))
+  }
+
+  // The miss path's answer once the lookup found `located` (a file or DIRECTORY).
+  function serveLocated (req, res, { pathname, resolved, located, originalUrl, canRemember }, onFound) {
     if (located === DIRECTORY) {
       if (directories === 'index' && !resolved.trailingSlash) {
-        return serveFile(req, res, locateFile(resolve(pathname + '/'), opts), opts, cache, onFound)
+        return locateFile(resolve(pathname + '/'), opts).then((index) => {
+          if (index === DIRECTORY) throw new HttpError(404)
+          return serveFile(req, res, index, opts, cache, onFound)
+        })
       }
       if (!redirect || resolved.trailingSlash) throw new HttpError(404)
       // A redirect that a browser would take to another host is not sent.
       const location = directoryLocation(originalUrl)
       if (location === null) throw new HttpError(404)
-      checkDirectoryConfinement(resolved.path, opts, cache)
-      onFound()
-      redirectToDirectory(res, location)
-      return DONE
+      return checkDirectoryConfinement(resolved.path, opts, cache).then(() => {
+        onFound()
+        redirectToDirectory(res, location)
+      })
     }
     if (!canRemember || located.path === opts.root) return serveFile(req, res, located, opts, cache, onFound)
     // Found by its name's stat: remembered, if watches can vouch for it, so that
@@ -132,11 +138,13 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect' } =
   // is known that it cannot be): a later request negotiates from it without a stat.
   function remember (resolved, located, entry) {
     const relocateIt = () => relocate(resolved)
-    if (entry.path === located.path) return cache.remember(resolved.path, entry, opts.root, relocateIt)
+    if (entry.path === located.path) {
+      cache.remember(resolved.path, entry, opts.root, relocateIt)
+      return
+    }
     if (!cache.mayRemember(located.path)) return
     openLocated(located, opts, cache).then((file) => {
-      cache.remember(resolved.path, file, opts.root, relocateIt)
-      cache.release(file)
+      cache.remember(resolved.path, file, opts.root, relocateIt).then(() => cache.release(file))
     }, NOTHING)
   }
 
@@ -148,17 +156,17 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect' } =
   }
 
   function relocate (resolved) {
-    const located = locateFile(resolved, opts)
-    return located === DIRECTORY ? null : located
+    return locateFile(resolved, opts).then((located) => located === DIRECTORY ? null : located)
   }
 
   // A filesystem path below the root (not URL-encoded), as sendFile takes it; a
   // directory is not found. `encoding`: the file is a precompressed body the
   // caller chose, sent with that Content-Encoding (by sendfile: zcopy's own).
   function serveFilePath (req, res, file, onFound, encoding) {
-    const located = locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)
-    if (located === DIRECTORY) throw new HttpError(404)
-    return serveFile(req, res, encoding ? { ...located, encoding } : located, opts, cache, onFound)
+    return locateFile(resolvePath(opts.root, file, opts.dotfiles), opts).then((located) => {
+      if (located === DIRECTORY) throw new HttpError(404)
+      return serveFile(req, res, encoding ? { ...located, encoding } : located, opts, cache, onFound)
+    })
   }
 
   // → Promise<boolean>, see above. `how` (all optional): `url` (default req.url),

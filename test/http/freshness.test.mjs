@@ -129,6 +129,20 @@ describe('a remembered path follows the disk', () => {
   })
 })
 
+// A path remembered to name the first of several candidates (index files,
+// extensions) must see a candidate that comes before it appear.
+describe('a remembered path whose better candidate appears', () => {
+  beforeEach(async () => { app = await serve({ index: ['index.htm', 'index.html'], extensions: ['htm', 'html'] }) })
+
+  test('an index file earlier in `index`: the directory path gets it', async () => {
+    expect(await afterChange('/docs/', () => fs.writeFileSync(join(root, 'docs/index.htm'), '<p>docs htm</p>\n'))).toBe('<p>docs htm</p>\n')
+  })
+
+  test('an extension earlier in `extensions`: the extensionless path gets it', async () => {
+    expect(await afterChange('/page', () => fs.writeFileSync(join(root, 'page.htm'), '<p>page.htm</p>\n'))).toBe('<p>page.htm</p>\n')
+  })
+})
+
 // With `precompressed`, a remembered path also keeps which siblings it has, so
 // that a hit stats neither name: a sibling that appears, changes or goes must be
 // seen as the file's own change is.

@@ -3,13 +3,12 @@
 // with its reason, so that no blocking call reaches a request path unseen.
 //
 // What runs per request on a path that is not remembered yet (a miss; a hit
-// makes no system call at all): the name lookups (stat of the path, its index
-// or extension candidates and precompressed siblings; lstat when remembering),
-// as nginx's open_file_cache does them in its worker: a lookup in the dentry
-// cache costs about a microsecond, a thread-pool round trip ten or more. The
-// open itself goes to the pool (openat2), the fstat of the opened descriptor
-// reads the in-memory inode. On a network file system a stat may wait for the
-// server: docs/http.md says so.
+// makes no system call at all before the body): the name lookups (stat of the
+// path, its index or extension candidates, the root's name, precompressed
+// siblings; lstat and statfs when remembering) and the open go to the thread
+// pool, so a stat that waits for a network file system's server waits there and
+// not on the event loop. What stays synchronous works on an open descriptor (the
+// inode is in memory) or on procfs.
 import fs from 'node:fs'
 import path from 'node:path'
 import { expect, it } from 'vitest'
@@ -19,18 +18,11 @@ import { repo } from '../support/pack.mjs'
 const ALLOWED = {
   'lib/adapters/fastify/options.js': { statSync: 'at registration: is `root` a directory (as @fastify/static checks it)' },
   'lib/http/descriptor-limit.js': { readFileSync: 'once per process: /proc/self/limits (procfs, never on disk)' },
-  'lib/http/dir-watches.js': { statfsSync: 'once per watched directory: does inotify vouch for it (remote file systems)' },
-  'lib/http/file-cache.js': { lstatSync: 'a miss being remembered: is the name itself a symlink (dentry cache)' },
-  'lib/http/http-error.js': { statSync: 'once at load (does this Node hide ENOTDIR); on a 404, which of ENOENT/ENOTDIR it was (dentry cache)' },
-  'lib/http/locate-file.js': { statSync: 'a miss: the path, its index or extension candidates (dentry cache, as nginx)' },
   'lib/http/open-confined.js': {
     closeSync: 'a descriptor: close(2) of a regular file or directory never waits for the disk',
     fstatSync: 'an open descriptor: the inode is in memory',
-    openSync: 'a directory with O_DIRECTORY (never a FIFO): a root, once per identity; one about to be redirected to',
-    readlinkSync: '/proc/self/fd links: procfs, in memory',
-    statSync: 'a miss: the root\'s name, has it been swapped (a deploy symlink); dentry cache'
+    readlinkSync: '/proc/self/fd links: procfs, in memory'
   },
-  'lib/http/stat.js': { statSync: 'a miss with precompressed: the .br/.gz siblings (dentry cache)' },
   'lib/pipe-file.js': { fstatSync: 'an open descriptor: the inode is in memory' }
 }
 

@@ -32,10 +32,11 @@ function nextEncoding (headers, checked) {
 
 // { type: 'file', path } | { type: 'directory', path } | { type: 'error', error }
 // for `pathname` (decoded) below `root` (null: an absolute path), as send finds it.
-function probe (root, pathname, options) {
+// → Promise of it, never rejected.
+async function probe (root, pathname, options) {
   try {
     const resolved = resolvePath(root, pathname, options.dotfiles)
-    const located = locateFile(resolved, options)
+    const located = await locateFile(resolved, options)
     if (located === DIRECTORY) return { type: 'directory', path: resolved.path }
     return { type: 'file', path: located.path, stat: located.stat }
   } catch (error) {
@@ -43,11 +44,13 @@ function probe (root, pathname, options) {
   }
 }
 
-function indexFileOf (root, pathname, index) {
-  return index.find((name) => {
-    const found = probe(root, path.posix.join(pathname, name), { dotfiles: 'allow', index: [], extensions: [] })
-    return found.type === 'file'
-  })
+// → Promise of the first of `index` that is a file in the directory, or undefined.
+async function indexFileOf (root, pathname, index) {
+  for (const name of index) {
+    const found = await probe(root, path.posix.join(pathname, name), { dotfiles: 'allow', index: [], extensions: [] })
+    if (found.type === 'file') return name
+  }
+  return undefined
 }
 
 const forbidden = (reply) => reply.send(new FST_STATIC_FORBIDDEN_PATH())
@@ -81,25 +84,25 @@ function pathSender ({ opts, prefix, handlerFor }) {
       encoding = nextEncoding(request.headers, tried)
       if (encoding) {
         if (pathname.endsWith('/')) {
-          const index = indexFileOf(handlerRoot, pathname, options.index)
+          const index = await indexFileOf(handlerRoot, pathname, options.index)
           if (!index) return reply.callNotFound()
           sentPath = pathname + index + SUFFIX[encoding]
         } else {
           sentPath = pathname + SUFFIX[encoding]
         }
-        const found = probe(handlerRoot, sentPath, options)
+        const found = await probe(handlerRoot, sentPath, options)
         if (found.type === 'file') return sendFound(request, reply, handler, found, pathname, sentPath, encoding, root, callOptions)
         tried.add(encoding)
         return retry(pathname, { checked: tried })
       }
     }
 
-    const found = probe(handlerRoot, pathname, options)
+    const found = await probe(handlerRoot, pathname, options)
     if (found.type === 'file') return sendFound(request, reply, handler, found, pathname, sentPath, undefined, root, callOptions)
     if (found.type === 'directory') {
       if (opts.list) return sendList({ reply, dir: found.path, options: opts.list, route: pathname, prefix, dotfiles: opts.dotfiles })
       if (opts.redirect === true) return reply.redirect(redirectUrl(request.raw.url), 301)
-      if (!pathname.endsWith('/') && indexFileOf(handlerRoot, pathname, options.index)) {
+      if (!pathname.endsWith('/') && await indexFileOf(handlerRoot, pathname, options.index)) {
         return sendPath(request, reply, pathname + '/', roots, { offset, callOptions })
       }
       return reply.callNotFound()
