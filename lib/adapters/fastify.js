@@ -79,7 +79,7 @@ async function zcopyFastify (fastify, givenOptions) {
     const own = pick(callOptions || {}, CALL_OPTIONS) // plain values: JSON is their key
     const key = Object.keys(own).length === 0 ? dir : dir + '\0' + JSON.stringify(own)
     let handler = handlers.get(key)
-    if (handler === undefined) handler = createStaticHandler(dir, { ...baseOptions, ...own, redirect: false })
+    if (handler === undefined) handler = createStaticHandler(dir, { ...baseOptions, ...own, redirect: false }, { exactSpelling: true })
     handlers.delete(key) // re-inserted last: the Map's order is the LRU order
     handlers.set(key, handler)
     if (handlers.size > pinned.size + MAX_CALL_HANDLERS) {
@@ -155,10 +155,10 @@ async function zcopyFastify (fastify, givenOptions) {
       if (fast && !request.raw.url.includes('%')) {
         // Without '%', the path below the prefix is as the request wrote it.
         return answerWithUrl(rootHandler, request, reply, pathname, opts.contentType).then((answered) => {
-          if (!answered) return sendPath(request, reply, pathname, opts.root)
+          if (!answered) return sendPath(request, reply, pathname, opts.root, { spelling: true })
         })
       }
-      return sendPath(request, reply, pathname, opts.root)
+      return sendPath(request, reply, pathname, opts.root, { spelling: true })
     }
   })
   if (opts.redirect === true && prefix !== opts.prefix) {

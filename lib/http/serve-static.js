@@ -21,6 +21,7 @@ const { normalizeOptions } = require('./options')
 const { promiseOf } = require('./promise-of')
 const { directoryLocation, redirectToDirectory } = require('./redirect')
 const { splitUrl } = require('./request-url')
+const { spellingBelow } = require('./spelling')
 const { pathResolver, resolvePath } = require('./resolve-path')
 const { checkDirectoryConfinement, openLocated, serveFile } = require('./serve-file')
 
@@ -64,7 +65,10 @@ function optionsOrDefaults (options) {
 // `directories` (for the adapters): 'redirect' (serve-static's: /dir → 301
 // /dir/, unless the redirect option is false) or 'index' (koa-static's `format`:
 // /dir is answered with /dir/'s index, as if the slash were there).
-function createStaticHandler (root, givenOptions, { directories = 'redirect' } = {}) {
+// `exactSpelling` (zcopy/fastify's, as @fastify/static): a request path is served
+// only as spelled on disk, not through a case-folding alias (see ./spelling); one
+// that is not is not found (the adapter answers 403).
+function createStaticHandler (root, givenOptions, { directories = 'redirect', exactSpelling = false } = {}) {
   if (!root) throw new TypeError('root path required')
   if (typeof root !== 'string') throw new TypeError('root path must be a string')
   const options = optionsOrDefaults(givenOptions)
@@ -107,7 +111,17 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect' } =
   }
 
   // The miss path's answer once the lookup found `located` (a file or DIRECTORY).
-  function serveLocated (req, res, { pathname, resolved, located, originalUrl, canRemember }, onFound) {
+  function serveLocated (req, res, found, onFound) {
+    if (!exactSpelling) return answerLocated(req, res, found, onFound)
+    const { resolved, located } = found
+    const spelled = located === DIRECTORY || resolved.trailingSlash ? resolved.path : located.path
+    return spellingBelow(opts.root, spelled).then((spelling) => {
+      if (spelling !== 'exact') throw new HttpError(404)
+      return answerLocated(req, res, found, onFound)
+    })
+  }
+
+  function answerLocated (req, res, { pathname, resolved, located, originalUrl, canRemember }, onFound) {
     if (located === DIRECTORY) {
       if (directories === 'index' && !resolved.trailingSlash) {
         return locateFile(resolve(pathname + '/'), opts).then((index) => {

@@ -10,6 +10,7 @@ const Negotiator = require('negotiator')
 const mime = require('mime-types')
 const { DIRECTORY, locateFile } = require('../../http/locate-file')
 const { resolvePath } = require('../../http/resolve-path')
+const { spellingBelow } = require('../../http/spelling')
 const { FST_STATIC_FORBIDDEN_PATH } = require('./errors')
 const { isListRoute, listedDirectory, sendList } = require('./dir-list')
 const { answerWithFile } = require('./reply')
@@ -62,7 +63,7 @@ function pathSender ({ opts, prefix, handlerFor }) {
   const allowedPath = opts.allowedPath
 
   async function sendPath (request, reply, pathname, roots, how = {}) {
-    const { offset = 0, callOptions, checked } = how
+    const { offset = 0, callOptions, checked, spelling = Boolean(allowedPath) } = how
     let root = roots === undefined ? undefined : [].concat(roots)[offset]
     if (root === undefined) {
       if (!path.isAbsolute(pathname)) return reply.callNotFound()
@@ -75,7 +76,15 @@ function pathSender ({ opts, prefix, handlerFor }) {
     const handler = handlerFor(root, callOptions)
     const options = handler.options
     const handlerRoot = root === null ? null : options.root
-    const retry = (nextPath, more) => sendPath(request, reply, nextPath, roots, { offset, callOptions, checked, ...more })
+    const retry = (nextPath, more) => sendPath(request, reply, nextPath, roots, { offset, callOptions, checked, spelling, ...more })
+    // As @fastify/static: a URL's path (and, with allowedPath, the app's) is
+    // served only as spelled on disk (see ../../http/spelling).
+    const misspelled = async (found, encoding) => {
+      if (!spelling || handlerRoot === null) return false
+      let spelled = encoding ? found.path.slice(0, -SUFFIX[encoding].length) : found.path
+      if (found.type === 'file' && pathname.endsWith('/')) spelled = path.dirname(spelled)
+      return (await spellingBelow(handlerRoot, spelled)) !== 'exact'
+    }
 
     let encoding
     let sentPath = pathname
@@ -91,6 +100,7 @@ function pathSender ({ opts, prefix, handlerFor }) {
           sentPath = pathname + SUFFIX[encoding]
         }
         const found = await probe(handlerRoot, sentPath, options)
+        if (found.type === 'file' && await misspelled(found, encoding)) return forbidden(reply)
         if (found.type === 'file') return sendFound(request, reply, handler, found, pathname, sentPath, encoding, root, callOptions)
         tried.add(encoding)
         return retry(pathname, { checked: tried })
@@ -98,12 +108,13 @@ function pathSender ({ opts, prefix, handlerFor }) {
     }
 
     const found = await probe(handlerRoot, pathname, options)
+    if (found.type !== 'error' && await misspelled(found)) return forbidden(reply)
     if (found.type === 'file') return sendFound(request, reply, handler, found, pathname, sentPath, undefined, root, callOptions)
     if (found.type === 'directory') {
       if (opts.list) return sendList({ reply, dir: found.path, options: opts.list, route: pathname, prefix, dotfiles: opts.dotfiles })
       if (opts.redirect === true) return reply.redirect(redirectUrl(request.raw.url), 301)
       if (!pathname.endsWith('/') && await indexFileOf(handlerRoot, pathname, options.index)) {
-        return sendPath(request, reply, pathname + '/', roots, { offset, callOptions })
+        return sendPath(request, reply, pathname + '/', roots, { offset, callOptions, spelling })
       }
       return reply.callNotFound()
     }
@@ -118,7 +129,7 @@ function pathSender ({ opts, prefix, handlerFor }) {
         if (dir) return sendList({ reply, dir, options: opts.list, route: pathname, prefix, dotfiles: opts.dotfiles })
       }
       if (roots !== undefined && offset < [].concat(roots).length - 1) {
-        return sendPath(request, reply, pathname, roots, { offset: offset + 1, callOptions })
+        return sendPath(request, reply, pathname, roots, { offset: offset + 1, callOptions, spelling })
       }
       return reply.callNotFound()
     }
