@@ -45,7 +45,7 @@ const { machineLine } = require('./machine')
 const { makeCertificate } = require('./tls')
 const { measureMemory } = require('./memory')
 const { nginxInstalled, startNginx } = require('./nginx')
-const { KINDS, FLOORS } = require('./server')
+const { KINDS, FLOORS, OPT_IN } = require('./server')
 const { formatNumber } = require('./stats')
 const { printTables, formatCpu, ZCOPY } = require('./table')
 const { startZcopyServe } = require('./zcopy-serve')
@@ -172,7 +172,7 @@ async function main () {
   const cases = withoutWrk(selected)
   if (cases.length === 0) return console.log('nothing to measure')
   const kinds = servers ?? (workers === null
-    ? [...KINDS.filter((kind) => !FLOORS.includes(kind)), ...(nginx ? ['nginx'] : []), ...FLOORS]
+    ? [...KINDS.filter((kind) => !FLOORS.includes(kind) && !OPT_IN.includes(kind)), ...(nginx ? ['nginx'] : []), ...FLOORS]
     : [ZCOPY_SERVE, 'sirv', ...(nginx ? ['nginx'] : [])])
   const threads = workers ?? 1
   if (workers !== null) {

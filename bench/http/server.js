@@ -29,11 +29,21 @@ const KINDS = {
     const serve = require('sirv')(root, { etag: true })
     return startHttp((req, res) => serve(req, res, () => notFound(res)))
   },
-  async '@fastify/static' (root) {
-    const app = require('fastify')({ logger: false, ...(tls && { https: tls }) })
-    app.register(require('@fastify/static'), { root })
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    return app.server.address().port
+  '@fastify/static' (root) {
+    return startFastify(require('@fastify/static'), { root })
+  },
+  // zcopy/fastify, whose default set-up answers URLs as serveStatic does, and
+  // with an option that takes its long way (a lookup per request, as
+  // @fastify/static's), beside the peer with the same option. Run only when
+  // named in --servers.
+  'zcopy (Fastify)' (root) {
+    return startFastify(require('../../lib/adapters/fastify'), { root })
+  },
+  'zcopy (Fastify + allowedPath)' (root) {
+    return startFastify(require('../../lib/adapters/fastify'), { root, allowedPath: () => true })
+  },
+  '@fastify/static + allowedPath' (root) {
+    return startFastify(require('@fastify/static'), { root, allowedPath: () => true })
   },
   // Not a file server: the floor Node's HTTP stack sets on this machine. Each file
   // is read into memory once, then every request is one res.end(buffer).
@@ -80,6 +90,13 @@ const KINDS = {
   }
 }
 
+async function startFastify (plugin, options) {
+  const app = require('fastify')({ logger: false, ...(tls && { https: tls }) })
+  app.register(plugin, options)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return app.server.address().port
+}
+
 function notFound (res) {
   res.statusCode = 404
   res.end()
@@ -104,5 +121,7 @@ if (require.main === module) {
 
 // The references, not file servers: listed last, after nginx.
 const FLOORS = ['node:http res.end(buffer)', 'static floor (stat + setHeader + res.end)']
+// Run only when named in --servers.
+const OPT_IN = ['zcopy (Fastify)', 'zcopy (Fastify + allowedPath)', '@fastify/static + allowedPath']
 
-module.exports = { KINDS: Object.keys(KINDS), FLOORS }
+module.exports = { KINDS: Object.keys(KINDS), FLOORS, OPT_IN }

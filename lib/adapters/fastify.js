@@ -140,8 +140,11 @@ async function zcopyFastify (fastify, givenOptions) {
   // Plain paths (no '%') of a plain setup go to the zcopy handler as they are:
   // it remembers what each path resolved to. Anything it does not find takes
   // the long way, which finds what else it may be (a directory, another root).
-  const fast = !Array.isArray(opts.root) && !opts.preCompressed && !opts.allowedPath && !opts.list && opts.onFile === undefined
+  // With allowedPath, a path that can only name itself (no trailing slash, no
+  // extensions to add) takes it too, once allowedPath has allowed it.
+  const fast = !Array.isArray(opts.root) && !opts.preCompressed && !opts.list && opts.onFile === undefined
   const rootHandler = fast ? handlerFor(opts.root) : null
+  const namesOnlyItself = (pathname) => !pathname.endsWith('/') && rootHandler.options.extensions.length === 0
   let matchPrefix = null
   fastify.route({
     ...routeOptions,
@@ -152,10 +155,15 @@ async function zcopyFastify (fastify, givenOptions) {
       const pathname = pathBelowPrefix(request.raw.url, matchPrefix)
       if (pathname === FORBIDDEN) return reply.send(new FST_STATIC_FORBIDDEN_PATH())
       if (pathname === undefined) return reply.callNotFound()
-      if (fast && !request.raw.url.includes('%')) {
+      if (fast && !request.raw.url.includes('%') && (!opts.allowedPath || namesOnlyItself(pathname))) {
+        let allowed = false
+        if (opts.allowedPath) {
+          if (!opts.allowedPath(path.posix.normalize(pathname), opts.root, request)) return reply.callNotFound()
+          allowed = true
+        }
         // Without '%', the path below the prefix is as the request wrote it.
         return answerWithUrl(rootHandler, request, reply, pathname, opts.contentType).then((answered) => {
-          if (!answered) return sendPath(request, reply, pathname, opts.root, { spelling: true })
+          if (!answered) return sendPath(request, reply, pathname, opts.root, { spelling: true, allowed })
         })
       }
       return sendPath(request, reply, pathname, opts.root, { spelling: true })

@@ -176,17 +176,22 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
   // A filesystem path below the root (not URL-encoded), as sendFile takes it; a
   // directory is not found. `encoding`: the file is a precompressed body the
   // caller chose, sent with that Content-Encoding (by sendfile: zcopy's own).
-  function serveFilePath (req, res, file, onFound, encoding) {
-    return locateFile(resolvePath(opts.root, file, opts.dotfiles), opts).then((located) => {
+  // `stat`: the regular file's stat the caller just took, looking it up as this
+  // handler would (an adapter's own lookup): not looked up again.
+  function serveFilePath (req, res, file, onFound, encoding, stat) {
+    const resolved = resolvePath(opts.root, file, opts.dotfiles)
+    const send = (located) => {
       if (located === DIRECTORY) throw new HttpError(404)
       return serveFile(req, res, encoding ? { ...located, encoding } : located, opts, cache, onFound)
-    })
+    }
+    if (stat !== undefined) return send({ path: resolved.path, stat })
+    return locateFile(resolved, opts).then(send)
   }
 
   // → Promise<boolean>, see above. `how` (all optional): `url` (default req.url),
   // `originalUrl` (default req.originalUrl || url), `file` (a filesystem path below
   // the root instead of a URL; `encoding`: the Content-Encoding of that file, a
-  // precompressed body the caller picked), `fallsThrough(err)` (whether an error met before a
+  // precompressed body the caller picked; `stat`: its stat, see serveFilePath), `fallsThrough(err)` (whether an error met before a
   // file was chosen, status < 500, means false rather than a rejection; default: the
   // `fallthrough` option), `onFound()` (runs before anything is written).
   function handle (req, res, how = {}) {
@@ -201,7 +206,7 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     }
     const fallsThrough = how.fallsThrough || (() => fallthrough)
     return promiseOf(() => {
-      if (how.file !== undefined) return serveFilePath(req, res, how.file, markFound, how.encoding)
+      if (how.file !== undefined) return serveFilePath(req, res, how.file, markFound, how.encoding, how.stat)
       const url = how.url === undefined ? req.url : how.url
       return serve(req, res, url, how.originalUrl || req.originalUrl || url, markFound)
     }).then(ANSWERED, (err) => {

@@ -268,6 +268,33 @@ describe('roots, routes and helpers', () => {
     await app.close()
   })
 
+  it('allowedPath on URLs: asked once per request with the path as written, the root and the request; a refusal is not found; an index file is asked about too', async () => {
+    const calls = []
+    const { app, get } = await start((a) => a.register(zcopyFastify, {
+      root: tree.root,
+      allowedPath: (pathname, root, request) => {
+        calls.push([pathname, root, request.query.key])
+        return request.query.key === 'yes' || pathname === '/hello.txt'
+      }
+    }))
+    const hello = await get('/hello.txt')
+    expect([hello.status, hello.body.toString()]).toEqual([200, 'hello, adapters\n'])
+    expect(calls).toEqual([['/hello.txt', tree.root, undefined]])
+    calls.length = 0
+    expect((await get('/packed/plain.txt')).status).toBe(404)
+    expect(calls).toEqual([['/packed/plain.txt', tree.root, undefined]])
+    calls.length = 0
+    expect((await get('/packed/plain.txt?key=yes')).status).toBe(200)
+    expect((await get('/missing.txt?key=yes')).status).toBe(404)
+    expect(calls.map(([pathname]) => pathname)).toEqual(['/packed/plain.txt', '/missing.txt'])
+    calls.length = 0
+    fs.mkdirSync(path.join(tree.root, 'with-index'), { recursive: true })
+    fs.writeFileSync(path.join(tree.root, 'with-index', 'index.html'), '<p>index</p>\n')
+    expect((await get('/with-index/?key=yes')).status).toBe(200)
+    expect(calls.map(([pathname]) => pathname)).toEqual(['/with-index/', '/with-index/index.html'])
+    await app.close()
+  })
+
   it('list: JSON and HTML listings', async () => {
     const { app, get } = await start((a) => a.register(zcopyFastify, {
       root: tree.root,

@@ -106,11 +106,12 @@ function answerWithUrl (handler, request, reply, url, contentType) {
 // Accept-Encoding to Vary) as above, `contentType` the plugin's option. Errors met before the file was chosen (it
 // went away: 404) go to Fastify's not-found or error handler; a transfer that
 // fails afterwards is logged and the response ended or destroyed.
-function answerWithFile (handler, request, reply, file, { headers = {}, vary = false, contentType } = {}) {
+function answerWithFile (handler, request, reply, file, { headers = {}, vary = false, contentType, stat } = {}) {
   const state = { reply, headers, vary, hijacked: false }
   sending.set(reply.raw, state)
   return handler.handle(request.raw, reply.raw, {
     file,
+    stat,
     encoding: headers['content-encoding'],
     fallsThrough: () => false,
     onFound: carryOnFound(handler, reply, contentType)

@@ -54,6 +54,18 @@ async function indexFileOf (root, pathname, index) {
   return undefined
 }
 
+// → { path, spelling: Promise } for the file `pathname` names below `root`
+// (never rejected), or null when it names none.
+function askedSpelling (root, pathname, options) {
+  let file
+  try {
+    file = path.resolve(resolvePath(root, pathname, options.dotfiles).path)
+  } catch {
+    return null
+  }
+  return { path: file, spelling: spellingBelow(root, file) }
+}
+
 const forbidden = (reply) => reply.send(new FST_STATIC_FORBIDDEN_PATH())
 
 // → the function (request, reply, pathname, roots, how) → Promise that answers.
@@ -63,7 +75,7 @@ function pathSender ({ opts, prefix, handlerFor }) {
   const allowedPath = opts.allowedPath
 
   async function sendPath (request, reply, pathname, roots, how = {}) {
-    const { offset = 0, callOptions, checked, spelling = Boolean(allowedPath) } = how
+    const { offset = 0, callOptions, checked, spelling = Boolean(allowedPath), allowed = false } = how
     let root = roots === undefined ? undefined : [].concat(roots)[offset]
     if (root === undefined) {
       if (!path.isAbsolute(pathname)) return reply.callNotFound()
@@ -71,19 +83,22 @@ function pathSender ({ opts, prefix, handlerFor }) {
     }
     if (hasInnerDotDot(pathname) || isNonCanonical(pathname)) return forbidden(reply)
     const normalized = pathname.startsWith('/') ? path.posix.normalize(pathname) : pathname
-    if (allowedPath && !allowedPath(normalized, root === null ? undefined : root, request)) return reply.callNotFound()
+    if (allowedPath && !allowed && !allowedPath(normalized, root === null ? undefined : root, request)) return reply.callNotFound()
 
     const handler = handlerFor(root, callOptions)
     const options = handler.options
     const handlerRoot = root === null ? null : options.root
-    const retry = (nextPath, more) => sendPath(request, reply, nextPath, roots, { offset, callOptions, checked, spelling, ...more })
     // As @fastify/static: a URL's path (and, with allowedPath, the app's) is
-    // served only as spelled on disk (see ../../http/spelling).
+    // served only as spelled on disk (see ../../http/spelling). The request
+    // path's own spelling is checked while it is looked up.
+    const asked = how.asked !== undefined ? how.asked : spelling && handlerRoot !== null ? askedSpelling(handlerRoot, pathname, options) : null
+    const retry = (nextPath, more) => sendPath(request, reply, nextPath, roots, { offset, callOptions, checked, spelling, asked, ...more })
     const misspelled = async (found, encoding) => {
       if (!spelling || handlerRoot === null) return false
       let spelled = encoding ? found.path.slice(0, -SUFFIX[encoding].length) : found.path
       if (found.type === 'file' && pathname.endsWith('/')) spelled = path.dirname(spelled)
-      return (await spellingBelow(handlerRoot, spelled)) !== 'exact'
+      const answer = asked !== null && asked.path === path.resolve(spelled) ? asked.spelling : spellingBelow(handlerRoot, spelled)
+      return (await answer) !== 'exact'
     }
 
     let encoding
@@ -167,7 +182,7 @@ function pathSender ({ opts, prefix, handlerFor }) {
       headers['content-encoding'] = encoding
     }
     const file = path.relative(handler.options.root, found.path)
-    return answerWithFile(handler, request, reply, file, { headers, vary: Boolean(opts.preCompressed), contentType: opts.contentType })
+    return answerWithFile(handler, request, reply, file, { headers, vary: Boolean(opts.preCompressed), contentType: opts.contentType, stat: found.stat })
   }
 
   return sendPath
