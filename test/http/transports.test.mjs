@@ -4,6 +4,9 @@
 // Clients that hang up on these transports: hang-up.test.mjs.
 
 import { once } from 'node:events'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import http from 'node:http'
 import http2 from 'node:http2'
@@ -116,6 +119,81 @@ test('TLS: the stream fallback sends the same bytes', async () => {
     await app.close()
     await serve.close()
   }
+})
+
+// The body through the response object reuses its read buffers once Node has
+// called back for their writes. Many responses at once, of different files and
+// ranges, some cut by their client, over TLS and HTTP/2: every byte is its own.
+describe('reused read buffers, many responses at once', () => {
+  const files = {}
+  let dir, serve
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'zcopy-reuse-'))
+    for (let i = 0; i < 6; i++) {
+      files[`/f${i}.bin`] = randomBytes(300 * 1024 + i * 77_777)
+      writeFileSync(join(dir, `f${i}.bin`), files[`/f${i}.bin`])
+    }
+    serve = zcopy.serveStatic(dir)
+  })
+  afterAll(async () => {
+    await serve.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const asks = Array.from({ length: 36 }, (_, i) => ({ path: `/f${i % 6}.bin`, start: (i * 4099) % 200_000, cut: i % 7 === 3 }))
+
+  test('TLS', async () => {
+    const app = await listen(null, https.createServer(tls, handlerFor(serve)))
+    const agent = new https.Agent({ ca: tls.cert, keepAlive: true, maxSockets: 6 })
+    try {
+      const answers = await Promise.all(asks.map(({ path, start, cut }) => new Promise((resolve, reject) => {
+        const req = https.get({ host: '127.0.0.1', servername: 'localhost', port: app.port, path, agent, headers: { range: `bytes=${start}-` } }, (res) => {
+          const chunks = []
+          res.on('data', (chunk) => {
+            chunks.push(chunk)
+            if (cut) req.destroy()
+          })
+          res.on('end', () => resolve(Buffer.concat(chunks)))
+          res.on('error', () => resolve(null))
+          res.on('aborted', () => resolve(null))
+        })
+        req.on('error', (err) => cut ? resolve(null) : reject(err))
+        req.on('close', () => { if (cut) resolve(null) })
+      })))
+      for (const [i, body] of answers.entries()) {
+        if (asks[i].cut) continue
+        expect(body.equals(files[asks[i].path].subarray(asks[i].start)), `${asks[i].path} from ${asks[i].start}`).toBe(true)
+      }
+    } finally {
+      agent.destroy()
+      await app.close()
+    }
+  })
+
+  test('HTTP/2', async () => {
+    const app = await listen(null, http2.createSecureServer(tls, handlerFor(serve)))
+    const client = http2.connect(`https://localhost:${app.port}`, { ca: tls.cert })
+    try {
+      const answers = await Promise.all(asks.map(({ path, start, cut }) => new Promise((resolve, reject) => {
+        const stream = client.request({ ':path': path, range: `bytes=${start}-` })
+        const chunks = []
+        stream.on('data', (chunk) => {
+          chunks.push(chunk)
+          if (cut) stream.close(http2.constants.NGHTTP2_CANCEL)
+        })
+        stream.on('end', () => resolve(Buffer.concat(chunks)))
+        stream.on('close', () => resolve(null))
+        stream.on('error', (err) => cut ? resolve(null) : reject(err))
+        stream.end()
+      })))
+      for (const [i, body] of answers.entries()) {
+        if (asks[i].cut) continue
+        expect(body.equals(files[asks[i].path].subarray(asks[i].start)), `${asks[i].path} from ${asks[i].start}`).toBe(true)
+      }
+    } finally {
+      client.close()
+      await app.close()
+    }
+  })
 })
 
 test('compression middleware: the replaced write/end get the bytes, compressed by it', async () => {
