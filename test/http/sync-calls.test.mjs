@@ -1,4 +1,4 @@
-// Every synchronous fs call in lib/, each with the reason it may block the event
+// Every synchronous fs call in lib/ and in zcopy serve (bin/lib/serve), each with the reason it may block the event
 // loop (or why it cannot). A new one fails this test until it is listed here
 // with its reason, so that no blocking call reaches a request path unseen.
 //
@@ -16,6 +16,12 @@ import { jsFilesUnder } from '../support/files.mjs'
 import { repo } from '../support/pack.mjs'
 
 const ALLOWED = {
+  'bin/lib/serve/options.js': {
+    closeSync: 'at start-up: a --ssl-* file read',
+    fstatSync: 'at start-up: is a --ssl-* file regular (a FIFO would hang the start)',
+    openSync: 'at start-up: a --ssl-* file, O_NONBLOCK',
+    readFileSync: 'at start-up: a --ssl-* file'
+  },
   'lib/adapters/fastify/options.js': { statSync: 'at registration: is `root` a directory (as @fastify/static checks it)' },
   'lib/http/descriptor-limit.js': { readFileSync: 'once per process: /proc/self/limits (procfs, never on disk)' },
   'lib/http/open-confined.js': {
@@ -28,14 +34,14 @@ const ALLOWED = {
 
 function syncCalls () {
   const found = {}
-  for (const file of jsFilesUnder(path.join(repo, 'lib'))) {
+  for (const file of [...jsFilesUnder(path.join(repo, 'lib')), ...jsFilesUnder(path.join(repo, 'bin', 'lib', 'serve'))]) {
     const names = [...fs.readFileSync(file, 'utf8').matchAll(/\b([a-zA-Z]+Sync)\(/g)].map((m) => m[1])
     if (names.length) found[path.relative(repo, file).split(path.sep).join('/')] = [...new Set(names)].sort()
   }
   return found
 }
 
-it('lib/ makes only the synchronous fs calls listed here, each with its reason', () => {
+it('lib/ and zcopy serve make only the synchronous fs calls listed here, each with its reason', () => {
   const allowed = Object.fromEntries(Object.entries(ALLOWED).map(([file, calls]) => [file, Object.keys(calls).sort()]))
   expect(syncCalls()).toEqual(allowed)
 })
