@@ -101,6 +101,13 @@ describe('registration errors reject ready(), without the plugin timeout', () =>
     if (code !== undefined) expect(err.code).toBe(code)
   })
 
+  it('a root whose stat fails otherwise (ENOTDIR, ENAMETOOLONG): ready() rejects with that error, as in @fastify/static', async () => {
+    const throughFile = await ready((app) => app.register(zcopyFastify, { root: path.join(tree.root, 'hello.txt', 'x') }))
+    expect(throughFile?.code).toBe('ENOTDIR')
+    const tooLong = await ready((app) => app.register(zcopyFastify, { root: '/' + 'a'.repeat(5000) }))
+    expect(tooLong?.code).toBe('ENAMETOOLONG')
+  })
+
   it('a root that does not exist is a warning, as in @fastify/static', async () => {
     const warnings = []
     const app = Fastify()
@@ -307,6 +314,21 @@ describe('roots, routes and helpers', () => {
     const html = await get('/files/other/?format=html')
     expect(html.headers['content-type']).toMatch(/^text\/html/)
     expect(html.body.toString()).toBe('<a href="/files/other/page.html">page.html</a>')
+    await app.close()
+  })
+
+  it('list: a render that throws is a 500 with its message, as in @fastify/static', async () => {
+    const { app, get } = await start((a) => a.register(zcopyFastify, {
+      root: tree.root,
+      prefix: '/public',
+      index: false,
+      list: { format: 'html', names: ['index'], render: () => { throw new Error('render failed') } }
+    }))
+    for (const url of ['/public/', '/public/index']) {
+      const res = await get(url)
+      expect(res.status).toBe(500)
+      expect(JSON.parse(res.body.toString()).message).toBe('render failed')
+    }
     await app.close()
   })
 
