@@ -22,8 +22,9 @@ function httpError (status, cause) {
 }
 
 // A system error as Node's asynchronous fs calls give it (send's): its first line
-// alone as the stack, no frames. One thrown by a synchronous call here would
-// otherwise show zcopy's own files on an error page (Express's, in development).
+// alone as the stack, no frames. The lookups and opens are asynchronous, but the
+// fstat of an opened descriptor (./open-confined) is synchronous: an error of its
+// would otherwise show zcopy's own files on an error page (Express's, in development).
 function withoutFrames (err) {
   err.stack = `${err.name}: ${err.message}`
   return err

@@ -15,6 +15,8 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
+const { promisify } = require('node:util')
+const { statOrNothing } = require('./stat')
 
 function swapCase (name) {
   let swapped = ''
@@ -30,28 +32,14 @@ function otherSpellings (name) {
   return [...new Set([swapCase(name), name.normalize('NFC'), name.normalize('NFD')])].filter((other) => other !== name)
 }
 
-function exists (file) {
-  return new Promise((resolve, reject) => {
-    fs.stat(file, (err) => {
-      if (err === null) resolve(true)
-      else if (err.code === 'ENOENT' || err.code === 'ENOTDIR') resolve(false)
-      else reject(err)
-    })
-  })
-}
-
-function listOf (dir) {
-  return new Promise((resolve, reject) => {
-    fs.readdir(dir, (err, names) => err ? reject(err) : resolve(names))
-  })
-}
+const listOf = promisify(fs.readdir)
 
 // → Promise of 'exact' or 'alias' for `name` in `dir`; rejects when it cannot be told.
 async function segmentSpelling (dir, name) {
   const others = otherSpellings(name)
   if (others.length === 0) return 'exact'
-  const found = await Promise.all(others.map((other) => exists(path.join(dir, other))))
-  if (!found.includes(true)) return 'exact'
+  const found = await Promise.all(others.map((other) => statOrNothing(path.join(dir, other))))
+  if (found.every((stat) => stat === undefined)) return 'exact'
   return (await listOf(dir)).includes(name) ? 'exact' : 'alias'
 }
 
