@@ -273,12 +273,20 @@ class Connection {
     })
   }
 
+  // The next batch's requests: one to four, drawn from the context's files.
+  drawRequests () {
+    const { rng, files, etags } = this.ctx
+    const n = rng.between(1, 4)
+    const requests = []
+    for (let i = 0; i < n; i++) requests.push(makeRequest(rng, files, etags))
+    return requests
+  }
+
   sendBatch () {
     const { ctx } = this
     const { rng, stats } = ctx
-    const n = rng.between(1, 4)
-    const requests = []
-    for (let i = 0; i < n; i++) requests.push(makeRequest(rng, ctx.files, ctx.etags))
+    const requests = this.drawRequests()
+    const n = requests.length
     const batch = { requests, index: 0, received: 0, reset: null, slow: null, done: null }
     if (rng() < (ctx.resetRate ?? RESET_RATE)) {
       const k = rng.between(-1, n - 1)
@@ -491,4 +499,4 @@ class Connection {
   }
 }
 
-module.exports = { Connection, random, newStats, makeRequest, checkHead, sample, verifyBytes }
+module.exports = { Connection, random, newStats, checkHead, sample, verifyBytes }

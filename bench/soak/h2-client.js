@@ -2,7 +2,7 @@
 
 // The client side of the soak over HTTP/2 (bench/soak.js --http2): one session
 // (TLS, ALPN h2, on a TCP socket of its own) that sends batches of 1-4
-// concurrent streams with the requests of the HTTP/1.1 client (makeRequest) and
+// concurrent streams with the requests of the HTTP/1.1 client (Connection.drawRequests) and
 // checks every response: status, Content-Length, Content-Range, and every body
 // byte. At random points it cuts: RST_STREAM on one stream mid-body, or GOAWAY
 // and close of the whole session mid-body; or stops reading a stream for a
@@ -16,7 +16,7 @@
 // session standing for both the socket and the raw socket.
 
 const http2 = require('node:http2')
-const { Connection, makeRequest, checkHead, sample } = require('./client')
+const { Connection, checkHead, sample } = require('./client')
 
 const RESET_RATE = 0.12
 const SLOW_RATE = 0.08
@@ -74,9 +74,8 @@ class H2Connection extends Connection {
   sendBatch () {
     const { ctx } = this
     const { rng, stats } = ctx
-    const n = rng.between(1, 4)
-    const requests = []
-    for (let i = 0; i < n; i++) requests.push(makeRequest(rng, ctx.files, ctx.etags))
+    const requests = this.drawRequests()
+    const n = requests.length
     const batch = { requests, left: n, streams: [], reset: null, done: null }
     if (rng() < (ctx.resetRate ?? RESET_RATE)) {
       const k = rng.int(n)
