@@ -7,6 +7,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
 import { listen, request } from '../fixtures/http/net.mjs'
+import { fdTable } from '../support/fd-table.cjs'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
 
 const FOLDERS = 60
@@ -24,13 +25,7 @@ afterAll(() => removeTempDir(root))
 // inotify watches this process holds, as the kernel counts them.
 function inotifyWatches () {
   let count = 0
-  for (const fd of fs.readdirSync('/proc/self/fd')) {
-    let target
-    try {
-      target = fs.readlinkSync(`/proc/self/fd/${fd}`)
-    } catch {
-      continue
-    }
+  for (const [fd, target] of fdTable()) {
     if (target !== 'anon_inode:inotify') continue
     count += fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').filter((line) => line.startsWith('inotify wd:')).length
   }
