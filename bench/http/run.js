@@ -34,12 +34,12 @@ const { fork } = require('node:child_process')
 const { once } = require('node:events')
 const { randomInt } = require('node:crypto')
 const { mkdtempSync, rmSync } = require('node:fs')
-const net = require('node:net')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { parseArgs } = require('node:util')
 const { selectCases, isFileCase, prepareCase } = require('./cases')
 const { cpuTime, perRequest } = require('./cpu')
+const { freePort } = require('./free-port')
 const { measure, loadTool, wrkInstalled } = require('./load')
 const { machineLine } = require('./machine')
 const { makeCertificate } = require('./tls')
@@ -106,14 +106,6 @@ function options () {
     workers,
     servers: values.servers === undefined ? null : values.servers.split(',').map((name) => name.trim())
   }
-}
-
-async function freePort () {
-  const server = net.createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 // → { port, pid, stop() } for a Node server kind, zcopy serve or nginx, on

@@ -12,10 +12,12 @@ const { median, medianBy, formatNumber, formatSpread } = require('./stats')
 const ZCOPY = 'zcopy (node:http)'
 const LABELS = {
   'node:http res.end(buffer)': "Node's floor: node:http res.end(buffer)",
+  'headers floor (6 × setHeader + res.end)': "headers floor: Node's floor with 6 × setHeader",
   'static floor (stat + setHeader + res.end)': 'static floor: statSync + 6 × setHeader + res.end(buffer)'
 }
 const SHORT = {
   'node:http res.end(buffer)': "Node's floor",
+  'headers floor (6 × setHeader + res.end)': 'headers floor',
   'static floor (stat + setHeader + res.end)': 'static floor'
 }
 

@@ -1,0 +1,48 @@
+import { afterEach, beforeEach, expect, test } from 'vitest'
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { groupGone, runCli, startCli } from './cli.mjs'
+
+// bench/http/compare-builds.js: this checkout's zcopy serve against another
+// build's, with the tuned nginx as the anchor, loaded over loopback for real.
+const COMPARE = fileURLToPath(new URL('../../bench/http/compare-builds.js', import.meta.url))
+const CHECKOUT = fileURLToPath(new URL('../..', import.meta.url))
+const nginxAndWrk = spawnSync('nginx', ['-v']).status === 0 && spawnSync('wrk', ['--version']).error === undefined
+
+let tmpdir
+beforeEach(() => { tmpdir = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-compare-builds-')) })
+afterEach(() => fs.rmSync(tmpdir, { recursive: true, force: true }))
+
+test.skipIf(!nginxAndWrk)('a base that loads: three servers in rotated rounds, the ratios, nothing left behind', async () => {
+  const cli = startCli(['--base', CHECKOUT, '--file', '4k', '--rounds', '2', '--seconds', '1'], { cli: COMPARE, env: { TMPDIR: tmpdir } })
+  const { code, stdout, stderr } = await cli.output()
+  expect(await groupGone(cli)).toBe(true) // no zcopy serve, nginx or wrk left running
+  expect(stderr).toBe('')
+  expect(code).toBe(0)
+  const rounds = [...stdout.matchAll(/^round (\d)\/2: (\w+) \d+, (\w+) \d+, (\w+) \d+ req\/s$/gm)]
+  expect(rounds.map((round) => round.slice(2).join(' '))).toEqual(['checkout base nginx', 'base nginx checkout'])
+  expect(stdout).toMatch(/^4k, 16 connections, 2 rounds: checkout ÷ nginx \d+\.\d\d× \(\d+\.\d\d–\d+\.\d\d\), base ÷ nginx .+, checkout ÷ base .+$/m)
+  expect(stdout).toMatch(/^checkout: \/.+\.node; base: \/.+\.node$/m)
+  expect(fs.readdirSync(tmpdir)).toEqual([]) // the served file and nginx's prefix removed
+})
+
+// A base without an addon would measure the pure-JS fallback under the addon's name.
+test('a base from which no addon loads: one line, exit code 2, no server started', async () => {
+  const { code, stdout, stderr } = await runCli(['--base', tmpdir], { cli: COMPARE, env: { TMPDIR: tmpdir } })
+  expect(code).toBe(2)
+  expect(stdout).toBe('')
+  expect(stderr).toBe(`--base ${tmpdir}: no zcopy addon loads from it (build it with npx node-gyp rebuild)\n`)
+  expect(fs.readdirSync(tmpdir)).toEqual([])
+})
+
+test('bad options: the usage line, exit code 2', async () => {
+  for (const args of [[], ['--base', CHECKOUT, '--file', '2m'], ['--base', CHECKOUT, '--rounds', '0'], ['--base', CHECKOUT, '--connections', 'many']]) {
+    const { code, stdout, stderr } = await runCli(args, { cli: COMPARE })
+    expect(code).toBe(2)
+    expect(stdout).toBe('')
+    expect(stderr).toMatch(/^usage: compare-builds\.js --base DIR /)
+  }
+})
