@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -499,14 +498,14 @@ napi_value TransferCore::Start(napi_env env) {
     }
   } else {
     if (remaining_ > kUnsentLimit) LimitUnsent(out_arg_);
-    if (SendEagerly(env)) {
-      // sent, waiting, or settled
-    } else if (int err = OpenDescriptors()) {
-      Finish(env, Outcome::kSystemError, err, "sendfile");
-    } else if (!HasWork()) {
-      Finish(env, Outcome::kDone);
-    } else {
-      QueueChunk(env);
+    if (!SendEagerly(env)) {
+      if (int err = OpenDescriptors()) {
+        Finish(env, Outcome::kSystemError, err, "sendfile");
+      } else if (!HasWork()) {
+        Finish(env, Outcome::kDone);
+      } else {
+        QueueChunk(env);
+      }
     }
   }
   if (state_ == State::kDone) DropNapi();

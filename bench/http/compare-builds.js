@@ -44,23 +44,16 @@ function options () {
   return { base: resolve(values.base), file: values.file, connections, rounds, seconds }
 }
 
-// The addon file `zcopy` loads with ZCOPY_PREBUILD=dir, or null for none.
-function binaryWith (dir) {
-  const script = "process.stdout.write(JSON.stringify(require('./lib').loadError === null ? require('./lib/binding').binary.path : null))"
-  const env = dir === null ? process.env : { ...process.env, ZCOPY_PREBUILD: dir }
-  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: join(__dirname, '..', '..'), env, encoding: 'utf8' }))
+// What makes `zcopy` load the addon of `dir` (null: this checkout's).
+function envFor (dir) {
+  return dir === null ? {} : { ZCOPY_PREBUILD: dir }
 }
 
-async function startWith (root, dir) {
-  if (dir === null) return startZcopyServe(root, 1)
-  const saved = process.env.ZCOPY_PREBUILD
-  process.env.ZCOPY_PREBUILD = dir
-  try {
-    return await startZcopyServe(root, 1)
-  } finally {
-    if (saved === undefined) delete process.env.ZCOPY_PREBUILD
-    else process.env.ZCOPY_PREBUILD = saved
-  }
+// The addon file `zcopy` loads with envFor(dir), or null for none.
+function binaryWith (dir) {
+  const script = "const b = require('./lib/binding'); process.stdout.write(JSON.stringify(b.loadError === null ? b.binary.path : null))"
+  const env = { ...process.env, ...envFor(dir) }
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: join(__dirname, '..', '..'), env, encoding: 'utf8' }))
 }
 
 function spread (values) {
@@ -83,8 +76,8 @@ async function main () {
   try {
     const nginxPort = await freePort()
     servers.nginx = { ...await startNginx(root, nginxPort), port: nginxPort }
-    servers.checkout = await startWith(root, null)
-    servers.base = await startWith(root, base)
+    servers.checkout = await startZcopyServe(root, 1, null, envFor(null))
+    servers.base = await startZcopyServe(root, 1, null, envFor(base))
     const names = ['checkout', 'base', 'nginx']
     const url = (name) => `http://127.0.0.1:${servers[name].port}/${file}`
     for (const name of names) await measure(url(name), { connections, seconds: 1 })

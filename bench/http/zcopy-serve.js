@@ -12,11 +12,13 @@ const { join } = require('node:path')
 const CLI = join(__dirname, '..', '..', 'bin', 'zcopy.js')
 const LISTENING = /at https?:\/\/[^ ]+:(\d+)\/ \(/
 
-// `tls`: { cert, key } to serve HTTPS (--ssl-cert, --ssl-key).
-async function startZcopyServe (root, workers, tls = null) {
+// `tls`: { cert, key } to serve HTTPS (--ssl-cert, --ssl-key); `env`: variables
+// set for it on top of this process's (e.g. ZCOPY_PREBUILD).
+async function startZcopyServe (root, workers, tls = null, env = {}) {
   const certificate = tls ? ['--ssl-cert', tls.cert, '--ssl-key', tls.key] : []
   const child = spawn(process.execPath, [CLI, 'serve', root, '--port', '0', '--quiet', '--workers', String(workers), ...certificate], {
-    stdio: ['ignore', 'pipe', 'inherit']
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env }
   })
   const exited = once(child, 'exit')
   const port = await new Promise((resolve, reject) => {
