@@ -45,7 +45,7 @@
 // TLS it cuts responses mid-body, answers 400 to valid pipelined requests
 // (HPE_PAUSED) and keeps sockets whose clients reset them (judged the same).
 // Only 127.0.0.1 is used. Bounded in time: the load for --seconds, then at most
-// ~15 s to drain, ~10 s to settle, 5 s for close(); a watchdog ends everything
+// ~15 s to drain, ~15 s to settle, 5 s for close(); a watchdog ends everything
 // (exit 1) at --seconds + 90 s. The server process is killed on every exit path.
 
 const { fork } = require('node:child_process')
@@ -59,7 +59,13 @@ const { makeTree, changedFiles } = require('./soak/tree')
 
 const STALL_MS = 10_000
 const DRAIN_MS = 15_000
-const SETTLE_MS = 10_000
+// The server is protected with this idle timeout (longer than a slow reader's
+// longest pause, 2 s). Node gives a socket whose last write it believes still in
+// progress one more period before its 'timeout' (net's _onTimeout): a TLS socket
+// whose client reset it while Node held a write for it is closed after up to two
+// periods, and Node's keep-alive timer adds a second. Settling waits that long.
+const PROTECT_TIMEOUT_MS = 6_000
+const SETTLE_MS = 2 * PROTECT_TIMEOUT_MS + 3_000
 const CLOSE_TIMEOUT_MS = 5_000
 const WARMUP_MS = 1_500
 const DESCRIPTOR_ALLOWANCE = 0
@@ -117,7 +123,7 @@ function within (promise, ms) {
 function startServer ({ root, lib, tls, http2, fallback, rawNode }) {
   const env = { ...process.env }
   if (fallback) env.ZCOPY_NATIVE = '0'
-  env.SOAK_SERVER = JSON.stringify({ root, lib, tls, http2, rawNode, fixtures: path.join(__dirname, '..', 'test', 'fixtures', 'http') })
+  env.SOAK_SERVER = JSON.stringify({ root, lib, tls, http2, rawNode, timeoutMs: PROTECT_TIMEOUT_MS, fixtures: path.join(__dirname, '..', 'test', 'fixtures', 'http') })
   const child = fork(path.join(__dirname, 'soak', 'server.js'), [], {
     env,
     execArgv: ['--expose-gc'],
@@ -296,7 +302,10 @@ async function main () {
   // Connections left (Node's https server alone keeps some whose clients reset
   // them) are reported, then closed by the server, so that the descriptors can
   // be judged too.
+  let leftDetail = null
   if (settled !== null && (settled.connections > 0 || settled.sessions > 0)) {
+    const reply = await server.ask('connectionsLeft')
+    leftDetail = reply && reply.left
     await server.ask('closeConnections')
     await settle(server)
   }
@@ -353,6 +362,7 @@ async function main () {
       exit,
       stderr: serverUp ? undefined : stderr,
       connectionsLeft: settled === null ? null : settled.connections,
+      connectionsLeftDetail: leftDetail,
       sessionsLeft: settled === null ? null : settled.sessions,
       errors: after === null ? null : after.errors
     },
@@ -380,7 +390,7 @@ async function main () {
   if (result.stalls !== 0) failures.push(`${result.stalls} stalled responses`)
   if (result.unexpectedCloses !== 0) failures.push(`${result.unexpectedCloses} connections dropped by the server`)
   if (settled !== null && settled.sessions !== 0) failures.push(`${settled.sessions} HTTP/2 sessions left after ${SETTLE_MS / 1000} s`)
-  if (settled !== null && settled.connections !== 0) failures.push(`${settled.connections} server connections left after ${SETTLE_MS / 1000} s`)
+  if (settled !== null && settled.connections !== 0) failures.push(`${settled.connections} server connections left after ${SETTLE_MS / 1000} s: ${JSON.stringify(leftDetail)}`)
   if (!result.close.resolved) failures.push(`close() ${result.close.timedOut ? `did not resolve within ${CLOSE_TIMEOUT_MS / 1000} s` : `failed: ${result.close.rejected || result.close.error}`}`)
   if (result.descriptors.after === null) {
     failures.push('descriptors not measured (no server)')

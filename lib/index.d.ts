@@ -126,7 +126,8 @@ export interface ProtectServerOptions {
    * peer is gone), and the time a request head has to arrive in full:
    * `server.timeout` (HTTP/2 sessions too) and `server.headersTimeout`.
    * Default 60000 (nginx's `client_header_timeout` / `send_timeout`); 0 leaves
-   * Node's timeouts as they are.
+   * Node's timeouts as they are. A socket whose write Node believes still in
+   * progress when the period ends gets one more (Node's rule): up to twice this.
    */
   timeout?: number
 }

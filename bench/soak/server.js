@@ -69,8 +69,11 @@ function finish (res, err) {
 
 let middleware = zcopy.serveStatic(config.root)
 let requests = 0
+// The last response of each HTTP/1 socket, to describe the connections left.
+const lastResponse = new WeakMap()
 function handle (req, res) {
   requests++
+  if (req.socket) lastResponse.set(req.socket, { req, res, at: Date.now() })
   middleware(req, res, (err) => finish(res, err))
 }
 
@@ -90,18 +93,59 @@ server.on('session', (session) => {
 // Slow readers pause for up to a few seconds mid-response; nothing here should
 // time them out. Idle keep-alive connections may close after 30 s (raw Node).
 // zcopy.protectServer, unless --raw-node: on TLS the HTTP/1 parser respects its
-// pause, and a connection silent for PROTECT_TIMEOUT_MS (a client gone without
-// the server noticing), idle keep-alive ones too, is closed. Longer than the
-// slowest reader's pause (2 s); with Node's extra second on keep-alive, shorter
-// than the parent's settling time (10 s).
-const PROTECT_TIMEOUT_MS = 6_000
-server.keepAliveTimeout = config.rawNode ? 30_000 : PROTECT_TIMEOUT_MS
-if (!config.rawNode) zcopy.protectServer(server, { timeout: PROTECT_TIMEOUT_MS })
+// pause, and a connection silent for the parent's timeout (a client gone without
+// the server noticing), idle keep-alive ones too, is closed (the parent's
+// settling time allows for Node's extra periods).
+server.keepAliveTimeout = config.rawNode ? 30_000 : config.timeoutMs
+if (!config.rawNode) zcopy.protectServer(server, { timeout: config.timeoutMs })
 
 function memory () {
   if (typeof global.gc === 'function') global.gc()
   const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage()
   return { rss, heapUsed, external, arrayBuffers }
+}
+
+// TCP connections accepted and not closed yet, with when each came and what it
+// carried, to say what a connection left after settling was doing.
+const accepted = new Map()
+server.on('connection', (socket) => {
+  accepted.set(socket, { since: Date.now(), secure: false })
+  socket.once('close', () => accepted.delete(socket))
+})
+// Over TLS, the TLS socket too once its session is up (the raw one stays listed).
+if (config.tls) {
+  server.on('secureConnection', (socket) => {
+    accepted.set(socket, { since: Date.now(), secure: true })
+    socket.once('close', () => accepted.delete(socket))
+  })
+}
+
+function describe (socket, info) {
+  const last = lastResponse.get(socket)
+  return {
+    kind: info.secure ? 'TLS socket' : 'TCP socket',
+    ageMs: Date.now() - info.since,
+    destroyed: socket.destroyed,
+    readyState: socket.readyState,
+    paused: socket.isPaused(),
+    readableFlowing: socket.readableFlowing,
+    readableLength: socket.readableLength,
+    writableLength: socket.writableLength,
+    bytesRead: socket.bytesRead,
+    bytesWritten: socket.bytesWritten,
+    timeout: socket.timeout,
+    lastResponse: last && {
+      sinceMs: Date.now() - last.at,
+      method: last.req.method,
+      url: last.req.url,
+      range: last.req.headers.range,
+      statusCode: last.res.statusCode,
+      headersSent: last.res.headersSent,
+      writableEnded: last.res.writableEnded,
+      writableFinished: last.res.writableFinished,
+      destroyed: last.res.destroyed
+    }
+  }
 }
 
 function connections () {
@@ -123,6 +167,9 @@ const ops = {
     ])
     clearTimeout(timer)
     return { ...outcome, ms: Date.now() - started }
+  },
+  async connectionsLeft () {
+    return { left: [...accepted].map(([socket, info]) => describe(socket, info)) }
   },
   async closeConnections () {
     if (server.closeAllConnections) server.closeAllConnections()
