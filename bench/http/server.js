@@ -10,6 +10,8 @@ const fs = require('node:fs')
 const http = require('node:http')
 const https = require('node:https')
 const path = require('node:path')
+const etag = require('etag')
+const mime = require('mime-types')
 const { serveInCluster } = require('./cluster')
 
 const KINDS = {
@@ -59,37 +61,21 @@ const KINDS = {
       res.end(body)
     })
   },
-  // Node's floor with the six headers a static server sends (zcopy's, send's),
-  // each stored with setHeader so that res.getHeader (morgan) sees it, their
-  // values formatted once per path: what those headers alone cost.
+  // Node's floor with the six headers a static server sends, each stored with
+  // setHeader so that res.getHeader (morgan) sees it, their values formatted once
+  // per path: what those headers alone cost.
   'headers floor (6 × setHeader + res.end)' (root) {
-    const etag = require('etag')
-    const mime = require('mime-types')
     const files = new Map()
     return startHttp((req, res) => {
       let file = files.get(req.url)
       if (file === undefined) {
         const name = path.join(root, req.url)
-        let stat
-        try {
-          stat = fs.statSync(name)
-        } catch {
-          return notFound(res)
-        }
-        file = {
-          body: fs.readFileSync(name),
-          type: mime.contentType(path.extname(name)) || 'application/octet-stream',
-          lastModified: stat.mtime.toUTCString(),
-          etag: etag(stat)
-        }
+        const stat = statOrNull(name)
+        if (stat === null) return notFound(res)
+        file = { body: fs.readFileSync(name), headers: staticHeaders(name, stat) }
         files.set(req.url, file)
       }
-      res.setHeader('Accept-Ranges', 'bytes')
-      res.setHeader('Cache-Control', 'public, max-age=0')
-      res.setHeader('Last-Modified', file.lastModified)
-      res.setHeader('ETag', file.etag)
-      res.setHeader('Content-Type', file.type)
-      res.setHeader('Content-Length', file.body.length)
+      setHeaders(res, file.headers)
       res.end(file.body)
     })
   },
@@ -97,31 +83,45 @@ const KINDS = {
   // request, minus the file reading. A stat, six headers formatted from it, then
   // the body from memory (read once per path, as above).
   'static floor (stat + setHeader + res.end)' (root) {
-    const etag = require('etag')
-    const mime = require('mime-types')
     const buffers = new Map()
     return startHttp((req, res) => {
       const file = path.join(root, req.url)
-      let stat
-      try {
-        stat = fs.statSync(file)
-      } catch {
-        return notFound(res)
-      }
+      const stat = statOrNull(file)
+      if (stat === null) return notFound(res)
       let body = buffers.get(file)
       if (body === undefined) {
         body = fs.readFileSync(file)
         buffers.set(file, body)
       }
-      res.setHeader('Content-Type', mime.contentType(path.extname(file)) || 'application/octet-stream')
-      res.setHeader('Content-Length', String(stat.size))
-      res.setHeader('Last-Modified', stat.mtime.toUTCString())
-      res.setHeader('ETag', etag(stat))
-      res.setHeader('Cache-Control', 'public, max-age=0')
-      res.setHeader('Accept-Ranges', 'bytes')
+      setHeaders(res, staticHeaders(file, stat))
       res.end(body)
     })
   }
+}
+
+function statOrNull (file) {
+  try {
+    return fs.statSync(file)
+  } catch {
+    return null
+  }
+}
+
+// The six headers a static server sends (zcopy's, send's), formatted from the
+// file's stat: [name, value] pairs.
+function staticHeaders (file, stat) {
+  return [
+    ['Content-Type', mime.contentType(path.extname(file)) || 'application/octet-stream'],
+    ['Content-Length', String(stat.size)],
+    ['Last-Modified', stat.mtime.toUTCString()],
+    ['ETag', etag(stat)],
+    ['Cache-Control', 'public, max-age=0'],
+    ['Accept-Ranges', 'bytes']
+  ]
+}
+
+function setHeaders (res, headers) {
+  for (const [name, value] of headers) res.setHeader(name, value)
 }
 
 async function startFastify (plugin, options) {

@@ -69,11 +69,14 @@ function finish (res, err) {
 
 let middleware = zcopy.serveStatic(config.root)
 let requests = 0
-// The last response of each HTTP/1 socket, to describe the connections left.
-const lastResponse = new WeakMap()
+// TCP connections accepted and not closed yet: when each came, whether it is the
+// TLS side, and its last request, to say what a connection left after settling
+// was doing.
+const accepted = new Map()
 function handle (req, res) {
   requests++
-  if (req.socket) lastResponse.set(req.socket, { req, res, at: Date.now() })
+  const info = accepted.get(req.socket) // none for an HTTP/2 stream
+  if (info !== undefined) info.last = { req, res, at: Date.now() }
   middleware(req, res, (err) => finish(res, err))
 }
 
@@ -105,26 +108,18 @@ function memory () {
   return { rss, heapUsed, external, arrayBuffers }
 }
 
-// TCP connections accepted and not closed yet, with when each came and what it
-// carried, to say what a connection left after settling was doing.
-const accepted = new Map()
-server.on('connection', (socket) => {
-  accepted.set(socket, { since: Date.now(), secure: false })
+function track (socket, secure) {
+  accepted.set(socket, { since: Date.now(), secure, last: null })
   socket.once('close', () => accepted.delete(socket))
-})
-// Over TLS, the TLS socket too once its session is up (the raw one stays listed).
-if (config.tls) {
-  server.on('secureConnection', (socket) => {
-    accepted.set(socket, { since: Date.now(), secure: true })
-    socket.once('close', () => accepted.delete(socket))
-  })
 }
+server.on('connection', (socket) => track(socket, false))
+// Over TLS, the TLS socket too once its session is up (the raw one stays listed).
+if (config.tls) server.on('secureConnection', (socket) => track(socket, true))
 
-function describe (socket, info) {
-  const last = lastResponse.get(socket)
+function describe (socket, { since, secure, last }) {
   return {
-    kind: info.secure ? 'TLS socket' : 'TCP socket',
-    ageMs: Date.now() - info.since,
+    kind: secure ? 'TLS socket' : 'TCP socket',
+    ageMs: Date.now() - since,
     destroyed: socket.destroyed,
     readyState: socket.readyState,
     paused: socket.isPaused(),
