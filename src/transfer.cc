@@ -119,19 +119,38 @@ enum class Sink {
   kStream,  // non-blocking socket or pipe: EAGAIN waits for writability on the event loop
 };
 
-// Private descriptor for the destination, and how it takes bytes.
-int OpenSink(int fd, UniqueFd* out, Sink* sink) {
+// What the caller's destination descriptor is, read once per transfer (one stat,
+// one F_GETFL): whether the event loop may write to it (IsNonBlockingStream),
+// how its private dup takes bytes (OpenSink), and whether it is a socket whose
+// unsent bytes to limit (LimitUnsent).
+struct Destination {
+  int error = 0;  // errno of the stat or F_GETFL, reported by OpenSink
   unsigned mode = 0;
-  if (int err = FileMode(fd, &mode)) return err;
-  int flags = fcntl(fd, F_GETFL);
-  if (flags < 0) return errno;
-  bool nonblocking = (flags & O_NONBLOCK) != 0;
+  bool nonblocking = false;
+};
 
+Destination Describe(int fd) {
+  Destination destination;
+  if ((destination.error = FileMode(fd, &destination.mode)) != 0) return destination;
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0) {
+    destination.error = errno;
+  } else {
+    destination.nonblocking = (flags & O_NONBLOCK) != 0;
+  }
+  return destination;
+}
+
+// Private descriptor for the destination `fd` (described by Describe), and how
+// it takes bytes.
+int OpenSink(int fd, const Destination& destination, UniqueFd* out, Sink* sink) {
+  if (destination.error != 0) return destination.error;
+  const unsigned mode = destination.mode;
   if (S_ISREG(mode) || S_ISBLK(mode)) {
     *sink = Sink::kFile;
     return DupCloexec(fd, out);
   }
-  if (nonblocking) {
+  if (destination.nonblocking) {
     *sink = Sink::kStream;
     return DupCloexec(fd, out);
   }
@@ -145,13 +164,11 @@ int OpenSink(int fd, UniqueFd* out, Sink* sink) {
   return DupCloexec(fd, out);
 }
 
-// Whether the caller's descriptor is a socket or pipe that never blocks: the only
-// kind the eager path writes to from the event loop.
-bool IsNonBlockingStream(int fd) {
-  unsigned mode = 0;
-  if (FileMode(fd, &mode) != 0 || S_ISREG(mode) || S_ISBLK(mode)) return false;
-  int flags = fcntl(fd, F_GETFL);
-  return flags >= 0 && (flags & O_NONBLOCK) != 0;
+// Whether the destination is a socket or pipe that never blocks: the only kind
+// the eager path writes to from the event loop.
+bool IsNonBlockingStream(const Destination& destination) {
+  return destination.error == 0 && !S_ISREG(destination.mode) && !S_ISBLK(destination.mode) &&
+         destination.nonblocking;
 }
 
 // The system's TCP_NOTSENT_LOWAT (net.ipv4.tcp_notsent_lowat), which a socket
@@ -170,8 +187,9 @@ unsigned SystemUnsentLimit() {
 
 // Lowers a TCP socket's TCP_NOTSENT_LOWAT to kUnsentLimit, unless it is already
 // as low, by the application's choice or the system's. The option belongs to the
-// socket, so it stays after the transfer. Anything but a TCP socket, or a kernel
-// without the option, is left as it is.
+// socket, so it stays after the transfer. Called for sockets only (a pipe or a
+// file has nothing to ask); a socket that is not TCP, or a kernel without the
+// option, is left as it is.
 void LimitUnsent(int fd) {
   int own = 0;  // 0: none of its own, the system's applies
   socklen_t size = sizeof own;
@@ -181,10 +199,15 @@ void LimitUnsent(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &kUnsentLimit, sizeof kUnsentLimit);
 }
 
-int OpenSource(int fd, UniqueFd* in) {
-  unsigned mode = 0;
-  if (int err = FileMode(fd, &mode)) return err;
-  if (S_ISDIR(mode)) return EISDIR;
+// Private descriptor for the source. A directory is refused here with EISDIR
+// (sendfile would say EINVAL), unless `sent_from` is true: sendfile has already
+// read from it, so it is none.
+int OpenSource(int fd, bool sent_from, UniqueFd* in) {
+  if (!sent_from) {
+    unsigned mode = 0;
+    if (int err = FileMode(fd, &mode)) return err;
+    if (S_ISDIR(mode)) return EISDIR;
+  }
   return DupCloexec(fd, in);
 }
 
@@ -393,6 +416,8 @@ class TransferCore {
 
   UniqueFd out_;
   UniqueFd in_;
+  Destination destination_;  // out_arg_ described at start, when it is given
+  bool source_sent_from_ = false;  // the eager path moved file bytes from in_arg_
   Sink sink_ = Sink::kFile;
   CopyMethod method_ = CopyMethod::kSendfile;  // see CopyChunk
 
@@ -486,6 +511,7 @@ napi_value TransferCore::Start(napi_env env) {
   if (napi_create_promise(env, &deferred_, &promise) != napi_ok) return nullptr;
   state_ = State::kStarting;
 
+  if (!Aborted() && out_arg_ >= 0) destination_ = Describe(out_arg_);
   if (Aborted()) {
     Finish(env, Outcome::kAborted);
   } else if (opens_) {
@@ -497,7 +523,9 @@ napi_value TransferCore::Start(napi_env env) {
       QueueChunk(env);
     }
   } else {
-    if (remaining_ > kUnsentLimit) LimitUnsent(out_arg_);
+    if (remaining_ > kUnsentLimit && destination_.error == 0 && S_ISSOCK(destination_.mode)) {
+      LimitUnsent(out_arg_);
+    }
     if (!SendEagerly(env)) {
       if (int err = OpenDescriptors()) {
         Finish(env, Outcome::kSystemError, err, "sendfile");
@@ -518,10 +546,11 @@ napi_value TransferCore::Start(napi_env env) {
 // false when the normal path must run instead; an error before any byte moved is
 // left for it to report.
 bool TransferCore::SendEagerly(napi_env env) {
-  if (!IsNonBlockingStream(out_arg_) || !RangeCached(in_arg_, offset_, std::min(remaining_, kEagerLimit))) {
+  if (!IsNonBlockingStream(destination_) || !RangeCached(in_arg_, offset_, std::min(remaining_, kEagerLimit))) {
     return false;
   }
   result_ = RunChunk(out_arg_, in_arg_, kEagerLimit);
+  source_sent_from_ = result_.moved > 0;
   const bool moved = result_.head_moved > 0 || result_.moved > 0;
   if (result_.error != 0 && !moved) return false;
   const bool finished = result_.error != 0 || result_.eof || !HasWork(result_);
@@ -539,10 +568,10 @@ bool TransferCore::SendEagerly(napi_env env) {
 // opened later, in the pool). A destination that is a file takes copy_file_range.
 int TransferCore::OpenDescriptors() {
   if (in_arg_ >= 0) {
-    if (int err = OpenSource(in_arg_, &in_)) return err;
+    if (int err = OpenSource(in_arg_, source_sent_from_, &in_)) return err;
   }
   if (out_arg_ >= 0) {
-    if (int err = OpenSink(out_arg_, &out_, &sink_)) return err;
+    if (int err = OpenSink(out_arg_, destination_, &out_, &sink_)) return err;
   }
   if (sink_ == Sink::kFile) method_ = CopyMethod::kCopyFileRange;
   return 0;
