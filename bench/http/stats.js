@@ -2,14 +2,10 @@
 
 // Summaries of the rounds: median with min–max spread, and number formatting.
 
+const { median } = require('../../bin/lib/median')
+
 function sorted (values) {
   return [...values].sort((a, b) => a - b)
-}
-
-function median (values) {
-  const s = sorted(values)
-  const middle = s.length >> 1
-  return s.length % 2 ? s[middle] : (s[middle - 1] + s[middle]) / 2
 }
 
 // → the middle item when ordered by `key(item)`, or for an even count the

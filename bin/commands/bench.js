@@ -4,11 +4,11 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { UsageError } = require('../lib/usage-error')
 const { parseSizeList, formatSize } = require('../lib/size')
-const { positiveNumber, integerInRange, choiceList } = require('../lib/validate')
+const { positiveNumber, integerInRange, choiceList, choice } = require('../lib/validate')
 const { createTempDir } = require('../lib/temp-dir')
 const { machineInfo } = require('../lib/machine')
 const { loadZcopy } = require('../lib/load-zcopy')
-const { runBenchmarks, MODE_NAMES } = require('../lib/bench/run')
+const { runBenchmarks, MODE_NAMES, METHOD_NAMES, methodsOf } = require('../lib/bench/run')
 const { COLUMNS, NARROW } = require('../lib/render/columns')
 const { renderTable } = require('../lib/render/table')
 const { renderMarkdown } = require('../lib/render/markdown')
@@ -20,7 +20,9 @@ const EPILOG = `Each measurement runs in a fresh process after a short warmup; t
 
 Units in --json: size in bytes, throughput in bytes/s, p50/p99 in ms per transfer, cpuPerGiB in ms \
 of CPU per GiB moved (user and system for the whole process, mainThread for the JavaScript thread), \
-peakRss in bytes; ratio is the throughput over the stream baseline for the same mode and size.`
+peakRss in bytes; ratio is the throughput over the baseline method's for the same mode and size \
+(in the same round). With --rounds N > 1 every figure is the median of the N rounds, and \
+throughputRange and ratioRange give their { min, max }.`
 
 exports.command = 'bench'
 exports.describe = 'Compare zcopy with fs.createReadStream().pipe() on temporary files'
@@ -49,6 +51,19 @@ exports.builder = yargs => yargs
       type: 'string',
       coerce: integerInRange('iterations', 1, 1e9)
     },
+    rounds: {
+      describe: 'Measure everything this many times, the methods of each mode in a rotated order each round; ' +
+        'report the medians with their min–max, each ratio the median of the per-round ratios',
+      type: 'string',
+      default: '1',
+      coerce: integerInRange('rounds', 1, 100)
+    },
+    baseline: {
+      describe: `The method the ratios are over (${METHOD_NAMES.join(', ')}); it must be measured in every selected mode`,
+      type: 'string',
+      default: 'stream',
+      coerce: choice('baseline', METHOD_NAMES)
+    },
     concurrency: {
       describe: 'Transfers in flight at once',
       type: 'string',
@@ -64,6 +79,7 @@ exports.builder = yargs => yargs
   .conflicts('json', 'markdown')
   .example('$0 bench', `every mode at ${DEFAULT_SIZES}, ${DEFAULT_DURATION} s each`)
   .example('$0 bench --mode socket --sizes 1GiB --iterations 5', 'five 1 GiB transfers to a TCP sink per method')
+  .example('$0 bench --mode file --sizes 1MiB --rounds 9 --baseline copyFile', 'zcopy over fs.copyFile, median of 9 rounds')
   .example('$0 bench --json > results.json', 'machine-readable results')
   .epilog(EPILOG)
 
@@ -83,7 +99,17 @@ function progressPrinter (stream) {
   }
 }
 
+// --baseline names a method every selected mode measures.
+function checkBaseline (baseline, modes) {
+  const without = modes.filter(mode => !methodsOf(mode).includes(baseline))
+  if (without.length > 0) {
+    throw new UsageError(`--baseline ${baseline} is not measured in --mode ${without.join(', ')} ` +
+      `(${without.map(mode => `${mode}: ${methodsOf(mode).join(', ')}`).join('; ')})`)
+  }
+}
+
 exports.handler = async argv => {
+  checkBaseline(argv.baseline, argv.mode)
   if (argv.svg !== undefined) checkSvgTarget(argv.svg)
   const zcopy = loadZcopy()
   const machine = machineInfo(zcopy)
@@ -98,13 +124,15 @@ exports.handler = async argv => {
       concurrency: argv.concurrency,
       duration: argv.iterations ? undefined : argv.duration ?? DEFAULT_DURATION,
       iterations: argv.iterations,
+      rounds: argv.rounds,
+      baseline: argv.baseline,
       onProgress: progress.update
     })
   } finally {
     progress.done()
     temp.remove()
   }
-  const report = { machine, results }
+  const report = { machine, rounds: argv.rounds, baseline: argv.baseline, results }
   if (argv.svg !== undefined) fs.writeFileSync(argv.svg, renderSvg(report))
   if (argv.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n')
   else if (argv.markdown) process.stdout.write(renderMarkdown(report))

@@ -39,4 +39,13 @@ function choiceList (name, choices) {
   }
 }
 
-module.exports = { positiveNumber, integerInRange, choiceList }
+// One of the allowed words.
+function choice (name, choices) {
+  return value => {
+    const item = String(value).trim()
+    if (!choices.includes(item)) throw new UsageError(`unknown --${name} '${item}' (expected ${choices.join(', ')})`)
+    return item
+  }
+}
+
+module.exports = { positiveNumber, integerInRange, choiceList, choice }

@@ -57,6 +57,45 @@ describe('zcopy bench --json', () => {
   })
 })
 
+describe('zcopy bench --rounds and --baseline', () => {
+  test('one row per method: medians of the rounds, their min–max, ratios over the baseline of the same round', async () => {
+    const { code, stdout, stderr } = await bench(['--mode', 'file', '--sizes', '2KiB', '--iterations', '2', '--rounds', '3', '--baseline', 'copyFile', '--json'])
+    expect(stderr).toBe('')
+    expect(code).toBe(0)
+    const report = JSON.parse(stdout)
+    expect(report).toMatchObject({ rounds: 3, baseline: 'copyFile' })
+    expect(report.results.map(row => row.method)).toEqual(['zcopy', 'stream', 'copyFile'])
+    for (const row of report.results) {
+      expect(row).toMatchObject({ mode: 'file', size: 2048, rounds: 3, operations: 2, bytesMoved: 4096 })
+      const { throughputRange: t, ratioRange: r } = row
+      expect(t.min > 0 && t.min <= row.throughput && row.throughput <= t.max).toBe(true)
+      expect(r.min > 0 && r.min <= row.ratio && row.ratio <= r.max).toBe(true)
+      for (const key of ['user', 'system', 'mainThread']) expect(row.cpuPerGiB[key]).toBeGreaterThanOrEqual(0)
+    }
+    // Each round's baseline is itself: 1 in every round.
+    expect(report.results[2]).toMatchObject({ ratio: 1, ratioRange: { min: 1, max: 1 } })
+    expect(leftovers()).toEqual([])
+  })
+
+  test('the tables name the baseline and say how the figures were taken', async () => {
+    const { code, stdout } = await bench(['--mode', 'file', '--sizes', '2KiB', '--iterations', '2', '--rounds', '2', '--baseline', 'copyFile', '--markdown'])
+    expect(code).toBe(0)
+    const lines = stdout.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/ · median of 2 alternating rounds \(min–max\)$/)
+    expect(lines[2]).toMatch(/\| MB\/s \|.*\| vs copyFile \|$/)
+    // A figure whose rounds differ carries their min–max; the baseline's ratio is 1× alone.
+    const cells = lines.slice(4).map(line => line.split(' | '))
+    expect(cells.map(row => row[2])).toEqual(['zcopy', 'stream', 'copyFile'])
+    for (const row of cells) expect(row[3]).toMatch(/^[\d.,]+( \([\d.,]+–[\d.,]+\))?$/)
+    expect(cells[2].at(-1)).toBe('1× |')
+
+    const text = await bench(['--mode', 'file', '--sizes', '2KiB', '--iterations', '2', '--rounds', '2'])
+    expect(text.code).toBe(0)
+    for (const line of text.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(80)
+    expect(text.stdout).toMatch(/vs stream$/m)
+  })
+})
+
 describe('zcopy bench output formats', () => {
   test('a readable table by default, no progress line when stderr is not a TTY', async () => {
     const { code, stdout, stderr } = await bench(['--mode', 'file', '--sizes', '2KiB', '--iterations', '2'])

@@ -15,7 +15,7 @@ describe('zcopy --help / --version', () => {
   test('bench --help documents every option', async () => {
     const { code, stdout } = await runCli(['bench', '--help'])
     expect(code).toBe(0)
-    for (const option of ['--mode', '--sizes', '--duration', '--iterations', '--concurrency', '--json', '--markdown', '--svg']) {
+    for (const option of ['--mode', '--sizes', '--duration', '--iterations', '--rounds', '--baseline', '--concurrency', '--json', '--markdown', '--svg']) {
       expect(stdout).toContain(option)
     }
   })
@@ -47,6 +47,11 @@ describe('bad input: one line on stderr, exit code 2', () => {
     [['bench', '--iterations', '0'], /--iterations must be an integer/],
     [['bench', '--iterations', '2.5'], /--iterations must be an integer/],
     [['bench', '--concurrency', '-4'], /--concurrency must be an integer/],
+    [['bench', '--rounds', '0'], /--rounds must be an integer from 1 to 100, got '0'/],
+    [['bench', '--rounds', '2.5'], /--rounds must be an integer/],
+    [['bench', '--baseline', 'cat'], /unknown --baseline 'cat' \(expected zcopy, stream, copyFile\)/],
+    [['bench', '--baseline', 'copyFile'], /--baseline copyFile is not measured in --mode socket, http \(socket: zcopy, stream; http: zcopy, stream\)/],
+    [['bench', '--mode', 'socket', '--baseline', 'copyFile'], /--baseline copyFile is not measured in --mode socket \(socket: zcopy, stream\)/],
     [['bench', '--duration', '1', '--iterations', '2'], /mutually exclusive/],
     [['bench', '--json', '--markdown'], /mutually exclusive/],
     [['bench', '--svg', '/no/such/folder/chart.svg'], /no such folder/],

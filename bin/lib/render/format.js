@@ -23,4 +23,10 @@ function describeMachine (machine) {
   ].join(' · ')
 }
 
-module.exports = { formatNumber, formatMBps, formatRatio, formatMiB, formatSize, describeMachine }
+// The machine line, and how the figures were taken when over several rounds.
+function describeReport ({ machine, rounds = 1 }) {
+  const text = describeMachine(machine)
+  return rounds > 1 ? `${text} · median of ${rounds} alternating rounds (min–max)` : text
+}
+
+module.exports = { formatNumber, formatMBps, formatRatio, formatMiB, formatSize, describeMachine, describeReport }

@@ -1,13 +1,15 @@
 'use strict'
 
-const { COLUMNS } = require('./columns')
-const { describeMachine } = require('./format')
+const { COLUMNS, withBaseline } = require('./columns')
+const { describeReport } = require('./format')
 
 // A GitHub-flavoured markdown table, preceded by the machine and date.
-function renderMarkdown ({ machine, results }, columns = COLUMNS) {
+function renderMarkdown (report, columns = COLUMNS) {
+  const { results, baseline = 'stream' } = report
+  columns = withBaseline(columns, baseline)
   const row = texts => `| ${texts.join(' | ')} |`
   return [
-    describeMachine(machine),
+    describeReport(report),
     '',
     row(columns.map(column => column.header)),
     row(columns.map(column => column.right ? '---:' : '---')),

@@ -1,10 +1,10 @@
 'use strict'
 
-const { formatMBps, formatRatio, formatSize, describeMachine } = require('./format')
+const { formatMBps, formatRatio, formatSize, describeReport } = require('./format')
 
 // A self-contained SVG bar chart of throughput: one group per mode and size,
 // one bar per method. Bars are scaled to the fastest method of their group,
-// with the absolute figure and the ratio to the stream baseline beside them.
+// with the absolute figure and the ratio to the baseline method beside them.
 
 const WIDTH = 900
 const LABEL_WIDTH = 170
@@ -27,7 +27,8 @@ function groupsOf (results) {
   return groups
 }
 
-function renderSvg ({ machine, results }) {
+function renderSvg (report) {
+  const { results, baseline = 'stream' } = report
   const methods = [...new Set(results.map(row => row.method))]
   const parts = []
   let y = TOP
@@ -52,8 +53,8 @@ function renderSvg ({ machine, results }) {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, sans-serif" font-size="12">`,
     '<style>.title{font-size:16px;font-weight:600}.sub{fill:#4a5568}.group{font-weight:600}.method{text-anchor:end}</style>',
     `<rect width="${WIDTH}" height="${height}" fill="#fff"/>`,
-    '<text x="10" y="24" class="title">zcopy bench: throughput by method (MB/s, ratio to stream)</text>',
-    `<text x="10" y="44" class="sub">${escapeXml(describeMachine(machine))} · bars scaled to the fastest of each group</text>`,
+    `<text x="10" y="24" class="title">zcopy bench: throughput by method (MB/s, ratio to ${escapeXml(baseline)})</text>`,
+    `<text x="10" y="44" class="sub">${escapeXml(describeReport(report))} · bars scaled to the fastest of each group</text>`,
     ...parts,
     '</svg>'
   ].join('\n') + '\n'

@@ -1,7 +1,7 @@
 'use strict'
 
-const { COLUMNS } = require('./columns')
-const { describeMachine } = require('./format')
+const { COLUMNS, withBaseline } = require('./columns')
+const { describeReport } = require('./format')
 
 const TERMINAL_WIDTH = 80
 
@@ -17,12 +17,14 @@ function wrapMachine (text) {
 }
 
 // A plain-text table for a terminal, one block per mode.
-function renderTable ({ machine, results }, columns = COLUMNS) {
+function renderTable (report, columns = COLUMNS) {
+  const { results, baseline = 'stream' } = report
+  columns = withBaseline(columns, baseline)
   const cells = results.map(row => columns.map(column => column.cell(row)))
   const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map(line => line[i].length)))
   const line = texts => texts.map((text, i) =>
     columns[i].right ? text.padStart(widths[i]) : text.padEnd(widths[i])).join('  ').trimEnd()
-  const out = [...wrapMachine(describeMachine(machine)), '', line(columns.map(column => column.header))]
+  const out = [...wrapMachine(describeReport(report)), '', line(columns.map(column => column.header))]
   cells.forEach((texts, i) => {
     if (i > 0 && results[i].mode !== results[i - 1].mode) out.push('')
     out.push(line(texts))
