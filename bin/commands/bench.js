@@ -90,11 +90,12 @@ function checkSvgTarget (file) {
   }
 }
 
-function progressPrinter (stream) {
+function progressPrinter (stream, rounds) {
   if (!stream.isTTY) return { update () {}, done () {} }
+  const roundOf = round => rounds > 1 ? ` (round ${round + 1}/${rounds})` : ''
   return {
-    update: ({ index, total, mode, size, method }) =>
-      stream.write(`\r\x1b[K[${index + 1}/${total}] ${mode} ${formatSize(size)} ${method}…`),
+    update: ({ index, total, mode, size, method, round }) =>
+      stream.write(`\r\x1b[K[${index + 1}/${total}] ${mode} ${formatSize(size)} ${method}${roundOf(round)}…`),
     done: () => stream.write('\r\x1b[K')
   }
 }
@@ -113,7 +114,7 @@ exports.handler = async argv => {
   if (argv.svg !== undefined) checkSvgTarget(argv.svg)
   const zcopy = loadZcopy()
   const machine = machineInfo(zcopy)
-  const progress = progressPrinter(process.stderr)
+  const progress = progressPrinter(process.stderr, argv.rounds)
   const temp = createTempDir('zcopy-bench-')
   let results
   try {

@@ -128,6 +128,10 @@ describe('zcopy bench output formats', () => {
     expect(output).toContain('\r\x1b[K[3/3] file 2 KiB copyFile…\r\x1b[K')
     expect(output).toMatch(/file\s+2 KiB\s+copyFile/)
     expect(leftovers()).toEqual([])
+
+    const rounds = execFileSync('script', ['-qec', `${command} --rounds 2`, '/dev/null'], { env: { ...process.env, TMPDIR: tmpdir }, encoding: 'utf8', timeout: 60_000 })
+    expect(rounds).toContain('\r\x1b[K[1/6] file 2 KiB zcopy (round 1/2)…')
+    expect(rounds).toContain('\r\x1b[K[4/6] file 2 KiB stream (round 2/2)…') // rotated: stream first in round 2
   })
 
   test('--markdown prints a table to paste and --svg writes a bar chart', async () => {
