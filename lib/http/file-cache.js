@@ -46,8 +46,8 @@ function isSymbolicLink (file) {
 }
 
 function sameFile (a, b) {
-  return a.ino === b.ino && a.dev === b.dev && a.size === b.size &&
-    a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs
+  return a === b || (a.ino === b.ino && a.dev === b.dev && a.size === b.size &&
+    a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs)
 }
 
 const MAX_ROOTS = 64
@@ -61,7 +61,8 @@ class OpenFile {
     this.proof = null // what it was proven against: its scope's proof at admission
     this.stat = null // the descriptor's fstat, set last: an entry with a stat is open
     this.users = 1
-    this.recentlyUsed = true
+    this.recentlyUsed = true // for the sweep (see sweep())
+    this.referenced = false // used again since trim() last passed it (see trim())
     this.evicted = false
     this.ready = null
     this.closed = new Promise((resolve) => { this.markClosed = resolve })
@@ -74,6 +75,7 @@ class OpenFile {
     this.keys = null // the request paths remembered as naming it
     this.guards = null // other names whose change drops it too (see guard())
     this.siblings = null // its precompressed siblings, while guarded (see serve-file.js)
+    this.headers = null // its header values, computed once (see headers.js)
   }
 }
 
@@ -91,7 +93,11 @@ class OpenFileCache {
     this.unclosed = new Set() // every entry whose descriptor is not closed yet, cached or not
     this.sweeper = null
     this.roots = new Map() // root path → ConfinedRoot
-    this.clearOnServerClose = () => { this.clear() }
+    this.clearOnServerClose = () => {
+      this.closesWith = null // a server may listen again, and close again
+      this.clear()
+    }
+    this.closesWith = null // the server clearOnClose() last registered with
     this.lookups = new Map() // request path key → OpenFile, see remember()
     this.watches = null // DirectoryWatches, made on first use
     this.notifying = new Map() // root → Promise of whether its file system reports changes
@@ -118,7 +124,9 @@ class OpenFileCache {
 
   // Clears the cache when `server` closes (null is ignored).
   clearOnClose (server) {
-    if (server) onClose(server, this.clearOnServerClose)
+    if (!server || server === this.closesWith) return
+    onClose(server, this.clearOnServerClose)
+    this.closesWith = server
   }
 
   // → the OpenFile for `file` when it is open here, proven against `scope`'s
@@ -325,9 +333,8 @@ class OpenFileCache {
   use (entry) {
     entry.users++
     entry.recentlyUsed = true
+    entry.referenced = true
     if (++entry.hits >= 2 && !entry.bodyTried && entry.stat !== null) this.keepBody(entry)
-    this.entries.delete(entry.path) // re-inserted last: the Map's order is the LRU order
-    this.entries.set(entry.path, entry)
     return entry
   }
 
@@ -394,11 +401,20 @@ class OpenFileCache {
       .finally(entry.markClosed)
   }
 
-  // Least recently used first.
+  // Evicts down to `max` entries, the least recently used first, as a clock
+  // (second chance) approximates it: the Map's order is the order of admission;
+  // an entry used since trim() last passed it is moved to the end instead, once.
+  // A hit then costs no Map operation.
   trim () {
     for (const entry of this.entries.values()) {
       if (this.entries.size <= this.max) return
-      this.evict(entry)
+      if (entry.referenced) {
+        entry.referenced = false
+        this.entries.delete(entry.path)
+        this.entries.set(entry.path, entry)
+      } else {
+        this.evict(entry)
+      }
     }
   }
 

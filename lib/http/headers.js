@@ -2,14 +2,14 @@
 
 // Every response header rule for a file, in one place. As send does, a header the
 // application already set (res.setHeader before us, or in `setHeaders`) wins.
-// Values that depend only on the file are computed once per file version.
+// Values that depend only on the file are computed once per file version: kept
+// on its open-file cache entry (one entry is one version of one file).
 
 const path = require('node:path')
 const etag = require('etag')
 const mime = require('mime-types')
 
 const contentTypes = new Map() // extension → Content-Type
-const validators = new WeakMap() // fs.Stats → { etag, lastModified }
 
 function contentTypeOf (file) {
   const extension = path.extname(file)
@@ -21,13 +21,16 @@ function contentTypeOf (file) {
   return type
 }
 
-function validatorsOf (stat) {
-  let value = validators.get(stat)
-  if (value === undefined) {
-    value = { etag: etag(stat), lastModified: stat.mtime.toUTCString() }
-    validators.set(stat, value)
+// { typePath, contentType, etag, lastModified } of the entry `file`, its type
+// named by `typePath`: computed on its first response, kept on the entry.
+function valuesOf (file, typePath) {
+  let values = file.headers
+  if (values === null || values.typePath !== typePath) {
+    const { stat } = file
+    values = { typePath, contentType: contentTypeOf(typePath), etag: etag(stat), lastModified: stat.mtime.toUTCString() }
+    file.headers = values
   }
-  return value
+  return values
 }
 
 function setDefault (res, name, value) {
@@ -41,19 +44,20 @@ function appendVary (res, field) {
   if (!fields.includes('*') && !fields.includes(field.toLowerCase())) res.setHeader('Vary', `${current}, ${field}`)
 }
 
-// `file` is what is sent: { path, stat } of the file itself or of its precompressed
-// sibling, `typePath` the name the Content-Type comes from, `encoding` the sibling's
-// Content-Encoding (or null), `vary` whether the path has precompressed siblings.
+// `file` is what is sent: the open-file cache's entry ({ path, stat, headers }) of
+// the file itself or of its precompressed sibling, `typePath` the name the
+// Content-Type comes from, `encoding` the sibling's Content-Encoding (or null),
+// `vary` whether the path has precompressed siblings.
 // `Vary: Accept-Encoding` goes on every response for a path with siblings, on
 // none for a path without.
 function setFileHeaders (res, { file, typePath, encoding, vary }, options) {
   if (options.setHeaders !== null) options.setHeaders(res, typePath, file.stat)
   if (options.acceptRanges) setDefault(res, 'Accept-Ranges', 'bytes')
   if (options.cacheControl !== null) setDefault(res, 'Cache-Control', options.cacheControl)
-  const { etag, lastModified } = validatorsOf(file.stat)
-  if (options.lastModified) setDefault(res, 'Last-Modified', lastModified)
-  if (options.etag) setDefault(res, 'ETag', etag)
-  if (options.contentType) setDefault(res, 'Content-Type', contentTypeOf(typePath))
+  const values = valuesOf(file, typePath)
+  if (options.lastModified) setDefault(res, 'Last-Modified', values.lastModified)
+  if (options.etag) setDefault(res, 'ETag', values.etag)
+  if (options.contentType) setDefault(res, 'Content-Type', values.contentType)
   if (options.precompressed && (encoding !== null || vary)) {
     appendVary(res, 'Accept-Encoding')
   }

@@ -15,7 +15,7 @@ const BYTES_RANGE = /^ *bytes=/
 // Content-Range on `res` for a partial answer.
 function selectRange (req, res, size, acceptRanges) {
   const header = req.headers.range
-  if (acceptRanges && BYTES_RANGE.test(header)) {
+  if (acceptRanges && header !== undefined && BYTES_RANGE.test(header)) {
     const ranges = rangeFresh(req, res) ? parseRange(size, header, { combine: true }) : -2
     if (ranges === -1) {
       const unsatisfied = contentRange(size)

@@ -15,18 +15,19 @@
 // scheme "://" authority, as RFC 3986 spells them (the authority ends at the
 // path, query or fragment).
 const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/
+const QUERY_OR_FRAGMENT = /[?#]/
 
 // → { pathname, query, rest }: `pathname` (null when the target has none),
 // `query` ('?…' or '', a fragment, which clients should not send, dropped) and
 // `rest`, all that follows the path as the request wrote it.
 function splitUrl (url) {
-  const authority = ABSOLUTE_FORM.exec(url)
+  const authority = url[0] === '/' ? null : ABSOLUTE_FORM.exec(url)
   let target = url
   if (authority !== null) {
     target = url.slice(authority[0].length)
     if (target === '' || target[0] === '?' || target[0] === '#') target = '/' + target // an empty path is '/'
   }
-  const end = target.search(/[?#]/)
+  const end = target.search(QUERY_OR_FRAGMENT)
   const pathname = end === -1 ? target : target.slice(0, end)
   const rest = end === -1 ? '' : target.slice(end)
   const query = rest[0] === '?' ? rest.replace(/#.*$/s, '') : ''

@@ -14,7 +14,7 @@ const { promiseOf } = require('./promise-of')
 const { selectRange } = require('./range')
 const { sendBody } = require('./send-body')
 
-const NO_BODY = Promise.resolve()
+const ANSWERED = Promise.resolve()
 
 // The cache scope a request's file is opened in: confined to the root, unless
 // there is none or symlinks out of it are allowed.
@@ -94,13 +94,15 @@ function openLocated (located, options, cache) {
 // rejects as openFile() does, rejects as respond() does. `onFound(entry)` runs
 // once the file is open and confirmed. When the cache has the file open, everything up to
 // the transfer runs in this call, without a promise in between.
-// What onSent hears of a body sent from the memory cache.
-const FROM_MEMORY = (bytes) => ({ bytes, zeroCopy: false, fromMemory: true, complete: true })
-
 function serveFile (req, res, located, options, cache, onFound = null) {
   const opened = openFile(req, located, options, cache)
   if (opened instanceof Promise) return opened.then((file) => found(req, res, file, options, cache, onFound))
   return found(req, res, opened, options, cache, onFound)
+}
+
+// What onSent hears of a body sent from the memory cache.
+function fromMemory (bytes) {
+  return { bytes, zeroCopy: false, fromMemory: true, complete: true }
 }
 
 function found (req, res, file, options, cache, onFound) {
@@ -110,20 +112,37 @@ function found (req, res, file, options, cache, onFound) {
 
 // Answers the request with the opened file and releases it. Rejects with an
 // HttpError for 412 and 416 (nothing sent yet), or with the transfer's error when
-// the body failed midway (the response is then destroyed).
+// the body failed midway (the response is then destroyed). An answer with no body
+// to wait for (HEAD, 304, a body from memory) settles in this call.
 function respond (req, res, file, options, cache) {
   const { entry } = file
-  return promiseOf(() => answer(req, res, file, options)).then((sent) => {
+  let sent
+  try {
+    sent = answer(req, res, file, options)
+  } catch (err) {
     cache.release(entry)
-    if (sent && options.onSent) options.onSent(res, sent)
-  }, (err) => {
+    return Promise.reject(err)
+  }
+  if (!(sent instanceof Promise)) {
+    return promiseOf(() => {
+      answered(res, sent, options, cache, entry)
+      return ANSWERED
+    })
+  }
+  return sent.then((sent) => answered(res, sent, options, cache, entry), (err) => {
     cache.release(entry)
     throw err
   })
 }
 
-// Status and headers, then the body: the promise of sendBody, or of nothing when
-// there is no body (HEAD, 304, an empty range).
+// `sent`: what the body was (see sendBody), or null when there was none.
+function answered (res, sent, options, cache, entry) {
+  cache.release(entry)
+  if (sent !== null && options.onSent) options.onSent(res, sent)
+}
+
+// Status and headers, then the body: the promise of sendBody; what was sent from
+// memory; or null when there is no body (HEAD, 304, an empty range).
 function answer (req, res, { entry, typePath, encoding, vary }, options) {
   if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
   setFileHeaders(res, { file: entry, typePath, encoding, vary }, options)
@@ -133,20 +152,21 @@ function answer (req, res, { entry, typePath, encoding, vary }, options) {
       removeContentHeaders(res)
       res.statusCode = 304
       res.end()
-      return NO_BODY
+      return null
     }
   }
-  const range = selectRange(req, res, entry.stat.size, options.acceptRanges)
+  const size = entry.stat.size
+  const range = selectRange(req, res, size, options.acceptRanges)
   const length = range.end - range.start + 1
   setContentLength(res, length)
   if (req.method === 'HEAD' || length === 0) {
     res.end()
-    return NO_BODY
+    return null
   }
   if (entry.body !== null) {
     // Small and hot: Node writes the head and these bytes together.
-    res.end(entry.body.subarray(range.start, range.end + 1))
-    return Promise.resolve(FROM_MEMORY(length))
+    res.end(length === size ? entry.body : entry.body.subarray(range.start, range.end + 1))
+    return fromMemory(length)
   }
   return sendBody(req, res, entry.fd, range, { ownEncoding: encoding !== null })
 }

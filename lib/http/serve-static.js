@@ -98,7 +98,7 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
   // written: the file is open and confirmed, or a directory redirect follows.
   function serve (req, res, url, originalUrl, onFound) {
     let { pathname } = splitUrl(url)
-    const original = splitUrl(originalUrl).pathname
+    const original = originalUrl === url ? pathname : splitUrl(originalUrl).pathname
     // No path (asterisk-form '*', a bare name): nothing to serve.
     if (pathname === null || original === null) throw new HttpError(404)
     // Mounted at /static, a request for /static must redirect to /static/.

@@ -180,3 +180,33 @@ test('many caches on one server: one close listener, and every cache is cleared 
     process.off('warning', onWarning)
   }
 })
+
+test('beyond max, an entry used again since the last eviction stays and the one used once goes', async () => {
+  const cache = new OpenFileCache({ max: 2 })
+  const [a, b, c] = ['keep-a.txt', 'drop-b.txt', 'new-c.txt'].map(fileIn)
+  cache.release(await acquire(cache, a))
+  cache.release(await acquire(cache, b))
+  cache.release(cache.take(a, fs.statSync(a)))
+  cache.release(await acquire(cache, c))
+  await expect.poll(() => fdsUnder(b)).toEqual([])
+  expect(fdsUnder(a)).toHaveLength(1)
+  expect(fdsUnder(c)).toHaveLength(1)
+  await cache.clear()
+  expect(fdsUnder(dir)).toEqual([])
+})
+
+test('a server that listens again and closes again clears the cache again', async () => {
+  const { default: http } = await import('node:http')
+  const server = http.createServer()
+  const cache = new OpenFileCache()
+  const file = fileIn('relisten.txt')
+  for (let round = 0; round < 2; round++) {
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+    cache.clearOnClose(server)
+    cache.release(await acquire(cache, file))
+    expect(fdsUnder(file)).toHaveLength(1)
+    await new Promise((resolve) => server.close(resolve))
+    await expect.poll(() => fdsUnder(file)).toEqual([])
+  }
+  await cache.clear()
+})
