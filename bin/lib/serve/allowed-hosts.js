@@ -45,11 +45,21 @@ function hostCheck (bind, allowed) {
   const loopback = bind === 'localhost' || isLoopbackAddress(bind)
   if (!loopback && allowed === undefined) return null
   const names = [...(allowed ?? []), ...(loopback ? LOOPBACK_NAMES : [])]
+  const allows = (value) => {
+    const hostname = hostnameOf(value)
+    return (loopback && isLoopbackAddress(hostname)) || matches(hostname, names)
+  }
+  // A client sends the same Host on every request: the last answer is kept.
+  let lastValue
+  let lastAnswer = false
   return (req) => {
     const value = req.headers[':authority'] ?? req.headers.host
     if (value === undefined) return true // HTTP/1.0 without Host: no page's request
-    const hostname = hostnameOf(value)
-    return (loopback && isLoopbackAddress(hostname)) || matches(hostname, names)
+    if (value !== lastValue) {
+      lastAnswer = allows(value)
+      lastValue = value
+    }
+    return lastAnswer
   }
 }
 
