@@ -116,7 +116,7 @@ async function start (kind, root, workers, tls) {
     const nginx = await startNginx(root, port, workers, tls)
     return { port, pid: nginx.pid, stop: () => nginx.stop() }
   }
-  if (kind === ZCOPY_SERVE) return startZcopyServe(root, workers, tls)
+  if (kind === ZCOPY_SERVE) return startZcopyServe(root, workers, { tls })
   const certificate = tls ? [tls.cert, tls.key] : []
   const child = fork(join(__dirname, 'server.js'), [kind, root, String(workers), ...certificate], { stdio: 'inherit' })
   const [{ port }] = await once(child, 'message')

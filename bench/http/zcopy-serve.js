@@ -13,10 +13,11 @@ const CLI = join(__dirname, '..', '..', 'bin', 'zcopy.js')
 const LISTENING = /at https?:\/\/[^ ]+:(\d+)\/ \(/
 
 // `tls`: { cert, key } to serve HTTPS (--ssl-cert, --ssl-key); `env`: variables
-// set for it on top of this process's (e.g. ZCOPY_PREBUILD).
-async function startZcopyServe (root, workers, tls = null, env = {}) {
+// set for it on top of this process's (e.g. ZCOPY_PREBUILD); `cli`: the
+// bin/zcopy.js to run (another checkout's; default this one's).
+async function startZcopyServe (root, workers, { tls = null, env = {}, cli = CLI } = {}) {
   const certificate = tls ? ['--ssl-cert', tls.cert, '--ssl-key', tls.key] : []
-  const child = spawn(process.execPath, [CLI, 'serve', root, '--port', '0', '--quiet', '--workers', String(workers), ...certificate], {
+  const child = spawn(process.execPath, [cli, 'serve', root, '--port', '0', '--quiet', '--workers', String(workers), ...certificate], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env }
   })
