@@ -30,7 +30,7 @@ const { freePort } = require('./free-port')
 const { startNginx } = require('./nginx')
 const { startZcopyServe } = require('./zcopy-serve')
 const { measure } = require('./load')
-const { median } = require('./stats')
+const { formatRatios } = require('./stats')
 
 const CHECKOUT = join(__dirname, '..', '..')
 const WARM_UP_SECONDS = 1
@@ -77,10 +77,6 @@ function binaryOf ({ cwd, env }) {
   return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd, env: { ...process.env, ...env }, encoding: 'utf8' }))
 }
 
-function spread (values) {
-  return `${median(values).toFixed(2)}× (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`
-}
-
 async function main () {
   const { base, file, connections, rounds, seconds, workers } = options()
   delete process.env.ZCOPY_NATIVE // addons are compared: neither side may fall back
@@ -115,8 +111,8 @@ async function main () {
       console.log(`round ${round + 1}/${rounds}: ${order.map((name) => `${name} ${Math.round(rps[name][round])}`).join(', ')} req/s`)
     }
     const ratio = (a, b) => rps[a].map((value, i) => value / rps[b][i])
-    console.log(`${file}, ${connections} connections, ${workers} worker${workers > 1 ? 's' : ''}, ${rounds} rounds: checkout ÷ nginx ${spread(ratio('checkout', 'nginx'))}, ` +
-      `base ÷ nginx ${spread(ratio('base', 'nginx'))}, checkout ÷ base ${spread(ratio('checkout', 'base'))}`)
+    console.log(`${file}, ${connections} connections, ${workers} worker${workers > 1 ? 's' : ''}, ${rounds} rounds: checkout ÷ nginx ${formatRatios(ratio('checkout', 'nginx'))}, ` +
+      `base ÷ nginx ${formatRatios(ratio('base', 'nginx'))}, checkout ÷ base ${formatRatios(ratio('checkout', 'base'))}`)
     console.log(`checkout: ${sides.checkout.cli} with ${binaries.checkout}; base: ${sides.base.cli} with ${binaries.base}`)
   } finally {
     await Promise.all(Object.values(servers).map((server) => server.stop()))

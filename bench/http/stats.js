@@ -32,4 +32,12 @@ function formatSpread (values) {
   return `${text} (${formatNumber(s[0])}–${formatNumber(s[s.length - 1])})`
 }
 
-module.exports = { median, medianBy, formatNumber, formatSpread }
+// Per-round ratios → `0.93× (0.81–1.02)`, or just `0.93×` for a single round.
+function formatRatios (ratios) {
+  const text = `${median(ratios).toFixed(2)}×`
+  if (ratios.length < 2) return text
+  const s = sorted(ratios)
+  return `${text} (${s[0].toFixed(2)}–${s[s.length - 1].toFixed(2)})`
+}
+
+module.exports = { median, medianBy, formatNumber, formatSpread, formatRatios }

@@ -7,7 +7,7 @@
 //
 // results: case → kind → [{ requestsPerSecond, cpu: { user, system } | null, errors }] (one per round)
 
-const { median, medianBy, formatNumber, formatSpread } = require('./stats')
+const { medianBy, formatNumber, formatSpread, formatRatios } = require('./stats')
 
 const ZCOPY = 'zcopy (node:http)'
 const LABELS = {
@@ -33,11 +33,7 @@ function header (title, cases) {
 // for one round; 'n/a' when the base served nothing.
 function ratio (kindRuns, baseRuns) {
   const ratios = kindRuns.map((run, i) => run.requestsPerSecond / baseRuns[i].requestsPerSecond)
-  if (!ratios.every(Number.isFinite)) return 'n/a'
-  const text = `${median(ratios).toFixed(2)}×`
-  if (ratios.length < 2) return text
-  const sorted = [...ratios].sort((a, b) => a - b)
-  return `${text} (${sorted[0].toFixed(2)}–${sorted[sorted.length - 1].toFixed(2)})`
+  return ratios.every(Number.isFinite) ? formatRatios(ratios) : 'n/a'
 }
 
 // `zcopys`: the zcopy rows each other server is compared with.
