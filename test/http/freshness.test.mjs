@@ -84,6 +84,22 @@ describe('a remembered path follows the disk', () => {
     })).toBe('replaced\n')
   })
 
+  test('rewritten: the headers are the new version\'s (ETag, Last-Modified, Content-Length)', async () => {
+    const file = join(root, 'a.txt')
+    const before = []
+    for (let i = 0; i < 3; i++) before.push((await request(app.port, '/a.txt')).headers) // the last from memory
+    expect(new Set(before.map((headers) => headers.etag)).size).toBe(1)
+    fs.writeFileSync(file, 'a longer version two\n')
+    const mtime = new Date(Date.parse(before[0]['last-modified']) + 60_000)
+    fs.utimesSync(file, mtime, mtime)
+    await sleep(SEEN)
+    const after = await request(app.port, '/a.txt')
+    expect(after.body.toString()).toBe('a longer version two\n')
+    expect(after.headers['content-length']).toBe('21')
+    expect(after.headers.etag).not.toBe(before[0].etag)
+    expect(after.headers['last-modified']).toBe(mtime.toUTCString())
+  })
+
   test('truncated', async () => {
     expect(await afterChange('/a.txt', () => fs.truncateSync(join(root, 'a.txt'), 4))).toBe('vers')
   })
