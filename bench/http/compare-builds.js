@@ -33,6 +33,7 @@ const { measure } = require('./load')
 const { formatRatios } = require('./stats')
 
 const CHECKOUT = join(__dirname, '..', '..')
+const CHECKOUT_CLI = join(CHECKOUT, 'bin', 'zcopy.js')
 const WARM_UP_SECONDS = 1
 
 function usage () {
@@ -65,10 +66,10 @@ function options () {
 
 // How to run zcopy serve from `dir` (null: this checkout): { cwd, cli, env }.
 function sideOf (dir) {
-  if (dir === null) return { cwd: CHECKOUT, cli: join(CHECKOUT, 'bin', 'zcopy.js'), env: {} }
+  if (dir === null) return { cwd: CHECKOUT, cli: CHECKOUT_CLI, env: {} }
   const cli = join(dir, 'bin', 'zcopy.js')
   if (existsSync(cli)) return { cwd: dir, cli, env: {} }
-  return { cwd: CHECKOUT, cli: join(CHECKOUT, 'bin', 'zcopy.js'), env: { ZCOPY_PREBUILD: dir } }
+  return { cwd: CHECKOUT, cli: CHECKOUT_CLI, env: { ZCOPY_PREBUILD: dir } }
 }
 
 // The addon file a side loads, or null for none.

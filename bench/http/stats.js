@@ -24,20 +24,23 @@ function formatNumber (value) {
   return value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US')
 }
 
-// `22,140 (20,900–23,010)`, or just the value for a single round.
-function formatSpread (values) {
-  const text = formatNumber(median(values))
+// The median of `values` as `format` writes it, `unit` after it, then the
+// min–max of the rounds (none for a single round).
+function withSpread (values, format, unit = '') {
+  const text = format(median(values)) + unit
   if (values.length < 2) return text
   const s = sorted(values)
-  return `${text} (${formatNumber(s[0])}–${formatNumber(s[s.length - 1])})`
+  return `${text} (${format(s[0])}–${format(s[s.length - 1])})`
+}
+
+// `22,140 (20,900–23,010)`, or just the value for a single round.
+function formatSpread (values) {
+  return withSpread(values, formatNumber)
 }
 
 // Per-round ratios → `0.93× (0.81–1.02)`, or just `0.93×` for a single round.
 function formatRatios (ratios) {
-  const text = `${median(ratios).toFixed(2)}×`
-  if (ratios.length < 2) return text
-  const s = sorted(ratios)
-  return `${text} (${s[0].toFixed(2)}–${s[s.length - 1].toFixed(2)})`
+  return withSpread(ratios, (ratio) => ratio.toFixed(2), '×')
 }
 
 module.exports = { median, medianBy, formatNumber, formatSpread, formatRatios }
