@@ -16,13 +16,15 @@
 // (status, Content-Length, Content-Range) and every body byte that arrives is
 // compared with the file's bytes.
 //
-// Afterwards: the client connections are closed, the server settles (no connection
-// left), the middleware's close() is called, and the server's descriptors and memory
-// are compared with a baseline taken after a warm-up (see below).
+// Afterwards: the client connections are closed (what a client still has open
+// when the load ends, a pending connect too, is cut, and waited for), the server
+// settles (no connection left), the middleware's close() is called, and the
+// server's descriptors and memory are compared with a baseline taken after a
+// warm-up (see below).
 //
 // Exit code 0 only when: no wrong byte and no wrong response, the server stayed up,
-// no response stalled and the server dropped no connection by itself, no server
-// connection is left after settling, close()
+// no response stalled and the server dropped no connection by itself, every client
+// connection closed once cut, no server connection is left after settling, close()
 // resolved (within 5 s), the server has exactly the descriptors of the baseline
 // (allowance 0: every client connection is closed and the open-file cache is empty
 // after close(); anything more is a leak), and the files on disk are unchanged.
@@ -45,8 +47,9 @@
 // TLS it cuts responses mid-body, answers 400 to valid pipelined requests
 // (HPE_PAUSED) and keeps sockets whose clients reset them (judged the same).
 // Only 127.0.0.1 is used. Bounded in time: the load for --seconds, then at most
-// ~15 s to drain, ~15 s to settle, 5 s for close(); a watchdog ends everything
-// (exit 1) at --seconds + 90 s. The server process is killed on every exit path.
+// ~15 s to drain, 4 s for the client connections cut to close, ~15 s to settle,
+// 5 s for close(); a watchdog ends everything (exit 1) at --seconds + 90 s. The
+// server process is killed on every exit path.
 
 const { fork } = require('node:child_process')
 const fs = require('node:fs')
@@ -67,6 +70,9 @@ const DRAIN_MS = 15_000
 const PROTECT_TIMEOUT_MS = 6_000
 const SETTLE_MS = 2 * PROTECT_TIMEOUT_MS + 3_000
 const CLOSE_TIMEOUT_MS = 5_000
+// A client transport cut at the load's end closes within this (its sockets are
+// destroyed if it has not, then it gets as long again).
+const CUT_MS = 2_000
 const WARMUP_MS = 1_500
 const DESCRIPTOR_ALLOWANCE = 0
 
@@ -96,7 +102,10 @@ function options () {
     usage(err.message)
   }
   if (values.help) {
-    process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').slice(3, 40).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n')
+    // the header comment, whole
+    const lines = fs.readFileSync(__filename, 'utf8').split('\n').slice(3)
+    const header = lines.slice(0, lines.findIndex((l) => !l.startsWith('//')))
+    process.stdout.write(header.map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n')
     process.exit(0)
   }
   const seconds = Number(values.seconds)
@@ -180,10 +189,12 @@ function startServer ({ root, lib, tls, http2, fallback, rawNode }) {
 
 // Runs `count` connections until `stopAt` (or the server is gone), then waits for
 // them to finish their batch and hang up, at most DRAIN_MS; stragglers are cut and
-// counted as stalls.
+// counted as stalls. Then every client transport still open is cut and waited for
+// (see cutTransports). → the number of client transports that did not close.
 async function load (ctx, count, stopAt) {
   let stop = false
   ctx.stopping = () => stop || Date.now() >= stopAt || ctx.serverGone()
+  ctx.transports = new Set()
   const connections = Array.from({ length: count }, (_, i) => ctx.http2 ? new H2Connection(ctx, i) : new Connection(ctx, i))
   const watch = setInterval(() => {
     const now = Date.now()
@@ -195,13 +206,32 @@ async function load (ctx, count, stopAt) {
   const progress = ctx.onProgress ? setInterval(ctx.onProgress, 5000) : null
   await within(runs, Math.max(0, stopAt - Date.now()) + DRAIN_MS)
   stop = true
-  for (const c of connections) {
-    if (c.batch !== null) c.stalled()
-    if (c.socket !== null) { c.socket.destroy(); c.raw.destroy() }
-  }
+  for (const c of connections) if (c.batch !== null) c.stalled()
   clearInterval(watch)
   if (progress) clearInterval(progress)
+  const left = await cutTransports(ctx.transports)
   await within(runs, 3000)
+  return left
+}
+
+// Cuts every client transport still open when the load ends and waits until
+// their TCP sockets closed. Runs that hung up are done, but what they opened may
+// not be gone: a connect still pending (it would connect during the settling), an
+// HTTP/2 session the client destroyed whose socket is still flushing, a
+// straggler's connection. A client still holding a connection keeps the server's
+// side of it busy: the server must be judged on what it keeps once its clients
+// are gone, not on what a client still uses. Each is cut its own way first (an
+// HTTP/2 session is destroyed, not the socket beneath it), its sockets destroyed
+// if still open CUT_MS later. → how many are still open after that (0 unless the
+// client itself is broken).
+async function cutTransports (transports) {
+  const open = [...transports]
+  const closed = Promise.all(open.map((t) => t.closed))
+  for (const t of open) t.cut()
+  await within(closed, CUT_MS)
+  for (const t of open) if (t.open) t.destroy()
+  await within(closed, CUT_MS)
+  return open.filter((t) => t.open).length
 }
 
 // Polls the server until it has no connection nor session left (at most SETTLE_MS).
@@ -294,7 +324,7 @@ async function main () {
     serverGone,
     onProgress: () => say(`  ${Math.round((Date.now() - started) / 1000)} s: ${stats.responses} responses, ${stats.wrongBytes} wrong bytes, ${stats.resets} resets, ${stats.unexpectedCloses} dropped, ${stats.stalls} stalls${serverGone() ? ', SERVER GONE' : ''}`)
   }
-  await load(ctx, opts.connections, started + opts.seconds * 1000)
+  const clientLeft = await load(ctx, opts.connections, started + opts.seconds * 1000)
   const loadSeconds = Math.min(Date.now() - started, opts.seconds * 1000) / 1000
 
   // Settle, then close().
@@ -355,6 +385,7 @@ async function main () {
     stalls: stats.stalls + warmStats.stalls,
     connectErrors: stats.connectErrors,
     connectionsOpened: stats.connections,
+    clientConnectionsLeft: clientLeft,
     warmup: { responses: warmStats.responses, close: warmClose },
     server: {
       pid: ready.pid,
@@ -389,6 +420,7 @@ async function main () {
   if (!serverUp) failures.push(`the server did not stay up (${exit ? exit.signal || `exit code ${exit.code}` : 'no answer'})`)
   if (result.stalls !== 0) failures.push(`${result.stalls} stalled responses`)
   if (result.unexpectedCloses !== 0) failures.push(`${result.unexpectedCloses} connections dropped by the server`)
+  if (clientLeft !== 0) failures.push(`${clientLeft} client connections still open ${2 * CUT_MS / 1000} s after they were cut at the load's end`)
   if (settled !== null && settled.sessions !== 0) failures.push(`${settled.sessions} HTTP/2 sessions left after ${SETTLE_MS / 1000} s`)
   if (settled !== null && settled.connections !== 0) failures.push(`${settled.connections} server connections left after ${SETTLE_MS / 1000} s: ${JSON.stringify(leftDetail)}`)
   if (!result.close.resolved) failures.push(`close() ${result.close.timedOut ? `did not resolve within ${CLOSE_TIMEOUT_MS / 1000} s` : `failed: ${result.close.rejected || result.close.error}`}`)

@@ -191,8 +191,25 @@ function verifyBytes ({ stats, files }, request, at, bytes) {
   sample(stats, { problem: `${wrong} wrong bytes of ${bytes.length}, first at file offset ${start + Math.max(first, 0)}`, request: request.text.split('\r\n').filter(Boolean) })
 }
 
+// Registers a transport a connection opened (`raw`: its TCP socket) with the
+// load (ctx.transports), from its creation, connect still pending, until that
+// socket closed: when the load ends, whatever is still open is cut (`cut`: the
+// transport's own way; `destroy`: its sockets, if that was not enough) and waited
+// for, so that the server is judged only once its clients hold nothing.
+function track (ctx, raw, cut, destroy) {
+  const transports = ctx.transports
+  if (transports === undefined) return
+  const entry = { cut, destroy, open: true, closed: null }
+  entry.closed = new Promise((resolve) => raw.once('close', () => {
+    entry.open = false
+    transports.delete(entry)
+    resolve()
+  }))
+  transports.add(entry)
+}
+
 class Connection {
-  // ctx: { port, tls, files, etags, stats, rng, stopping(), resetRate?, slowRate? }
+  // ctx: { port, tls, files, etags, stats, rng, stopping(), transports?, resetRate?, slowRate? }
   constructor (ctx, id) {
     this.ctx = ctx
     this.id = id
@@ -210,6 +227,8 @@ class Connection {
         await new Promise((resolve) => setTimeout(resolve, 50))
         continue
       }
+      // A connect that completed after the load's end sends no batch: it hangs up.
+      if (ctx.stopping()) break
       await this.sendBatch()
     }
     await this.hangUp()
@@ -242,6 +261,8 @@ class Connection {
     return new Promise((resolve) => {
       const raw = net.connect({ port: ctx.port, host: '127.0.0.1' })
       const socket = ctx.tls ? tls.connect({ socket: raw, rejectUnauthorized: false }) : raw
+      const cut = () => { socket.destroy(); raw.destroy() }
+      track(ctx, raw, cut, cut)
       let settled = false
       const onError = () => {
         if (settled) return
@@ -251,13 +272,21 @@ class Connection {
         socket.destroy()
         resolve(false)
       }
+      // Cut by the load's end while connecting (no error): no connection.
+      const onClose = () => {
+        if (settled) return
+        settled = true
+        resolve(false)
+      }
       socket.on('error', onError)
       raw.on('error', onError)
+      raw.once('close', onClose)
       socket.once(ctx.tls ? 'secureConnect' : 'connect', () => {
         if (settled) return
         settled = true
         socket.off('error', onError)
         raw.off('error', onError)
+        raw.off('close', onClose)
         raw.setNoDelay(true)
         ctx.stats.connections++
         this.socket = socket
@@ -499,4 +528,4 @@ class Connection {
   }
 }
 
-module.exports = { Connection, random, newStats, checkHead, sample, verifyBytes }
+module.exports = { Connection, random, newStats, checkHead, sample, verifyBytes, track }

@@ -16,7 +16,9 @@
 // session standing for both the socket and the raw socket.
 
 const http2 = require('node:http2')
-const { Connection, checkHead, sample } = require('./client')
+const net = require('node:net')
+const tls = require('node:tls')
+const { Connection, checkHead, sample, track } = require('./client')
 
 const RESET_RATE = 0.12
 const SLOW_RATE = 0.08
@@ -46,10 +48,21 @@ class H2Connection extends Connection {
     session.destroy()
   }
 
+  // The session runs over a TLS socket on a TCP socket of this client's own
+  // (createConnection), so that the load can tell when the connection is really
+  // gone (a destroyed session's socket may still be flushing, or waiting for the
+  // server's FIN after a GOAWAY) and cut it. Cut at the load's end: a session
+  // still connecting has no stream, its sockets are destroyed; a connected one is
+  // destroyed (never the socket beneath a session with streams in flight: see
+  // above), its sockets only if still open a while later.
   connect () {
     const { ctx } = this
     return new Promise((resolve) => {
-      const session = http2.connect(`https://127.0.0.1:${ctx.port}`, { rejectUnauthorized: false })
+      const raw = net.connect({ port: ctx.port, host: '127.0.0.1' })
+      const socket = tls.connect({ socket: raw, ALPNProtocols: ['h2'], rejectUnauthorized: false })
+      const session = http2.connect(`https://127.0.0.1:${ctx.port}`, { createConnection: () => socket })
+      const destroySockets = () => { socket.destroy(); raw.destroy() }
+      track(ctx, raw, () => session.connecting ? destroySockets() : session.destroy(), destroySockets)
       let settled = false
       session.on('error', (err) => {
         this.lastError = err
@@ -57,6 +70,12 @@ class H2Connection extends Connection {
         settled = true
         ctx.stats.connectErrors++
         session.destroy()
+        resolve(false)
+      })
+      // Cut by the load's end while connecting (no error): no session.
+      session.once('close', () => {
+        if (settled) return
+        settled = true
         resolve(false)
       })
       session.once('connect', () => {

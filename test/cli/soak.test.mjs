@@ -91,6 +91,7 @@ describe('node bench/soak.js --json', () => {
       expect(result.server.up, context).toBe(true)
       expect(result.stalls, context).toBe(0)
       expect(result.unexpectedCloses, context).toBe(0)
+      expect(result.clientConnectionsLeft, context).toBe(0)
       expect(result.close.resolved, context).toBe(true)
       expect(result.descriptors.after, context).toBe(result.descriptors.baseline)
       expect(result.failures).toEqual([])
@@ -119,6 +120,9 @@ describe('node bench/soak.js --json over TLS (issue 23)', () => {
       expect(result.slowPauses).toBeGreaterThan(0)
       expect(result.wrongBytes, context).toBe(0)
       expect(result.unexpectedCloses, context).toBe(0)
+      // Judged once every client connection is gone (cut at the load's end, a
+      // connect still pending too): what the server keeps after that is its own.
+      expect(result.clientConnectionsLeft, context).toBe(0)
       expect(result.server.connectionsLeft, context).toBe(0)
       expect(result.server.sessionsLeft, context).toBe(0)
       expect(result.descriptors.after, context).toBe(result.descriptors.baseline)
