@@ -3,6 +3,7 @@
 // Two builds of zcopy side by side, with the tuned nginx as the anchor:
 //   node bench/http/compare-builds.js --base DIR [--file 1m] [--connections 16]
 //                                     [--rounds 6] [--seconds 3] [--workers 1]
+//                                     [--threads 1]
 // `zcopy serve` (the CLI, one process unless --workers) runs twice on the same
 // files: once from this checkout, once from DIR. DIR is either another checkout
 // (e.g. a `git worktree` of another commit, its node_modules installed or
@@ -14,7 +15,8 @@
 // each request's path, after a 3 s warm-up).
 // Each round runs the three servers in a rotated order (each takes each place
 // equally often), `wrk -t1` for --seconds after one warm-up per server
-// (--workers N: `zcopy serve --workers N` and nginx's `worker_processes N`); the
+// (--workers N: `zcopy serve --workers N` and nginx's `worker_processes N`;
+// --threads N: `wrk -tN`, as bench/http/run.js loads N workers); the
 // figures are the median of the per-round ratios with their min–max. A check
 // that both sides load an addon runs first: a DIR without one would measure the
 // pure-JS fallback (ZCOPY_NATIVE is ignored here for the same reason).
@@ -37,7 +39,7 @@ const CHECKOUT_CLI = join(CHECKOUT, 'bin', 'zcopy.js')
 const WARM_UP_SECONDS = 1
 
 function usage () {
-  process.stderr.write('usage: compare-builds.js --base DIR [--file 4k|64k|1m|100m|files-100|files-5000|files-5000-zipf] [--connections N] [--rounds N] [--seconds N] [--workers N]\n')
+  process.stderr.write('usage: compare-builds.js --base DIR [--file 4k|64k|1m|100m|files-100|files-5000|files-5000-zipf] [--connections N] [--rounds N] [--seconds N] [--workers N] [--threads N]\n')
   process.exit(2)
 }
 
@@ -49,7 +51,8 @@ function options () {
       connections: { type: 'string', default: '16' },
       rounds: { type: 'string', default: '6' },
       seconds: { type: 'string', default: '3' },
-      workers: { type: 'string', default: '1' }
+      workers: { type: 'string', default: '1' },
+      threads: { type: 'string', default: '1' }
     }
   })
   let cases
@@ -58,10 +61,11 @@ function options () {
   } catch {
     usage()
   }
-  const counts = ['connections', 'rounds', 'seconds', 'workers'].map((name) => Number(values[name]))
+  const counts = ['connections', 'rounds', 'seconds', 'workers', 'threads'].map((name) => Number(values[name]))
   if (!values.base || cases.length !== 1 || !counts.every((n) => Number.isInteger(n) && n > 0)) usage()
-  const [connections, rounds, seconds, workers] = counts
-  return { base: resolve(values.base), file: cases[0], connections, rounds, seconds, workers }
+  const [connections, rounds, seconds, workers, threads] = counts
+  if (threads > connections) usage() // wrk: every thread needs a connection
+  return { base: resolve(values.base), file: cases[0], connections, rounds, seconds, workers, threads }
 }
 
 // How to run zcopy serve from `dir` (null: this checkout): { cwd, cli, env }.
@@ -79,7 +83,7 @@ function binaryOf ({ cwd, env }) {
 }
 
 async function main () {
-  const { base, file, connections, rounds, seconds, workers } = options()
+  const { base, file, connections, rounds, seconds, workers, threads } = options()
   delete process.env.ZCOPY_NATIVE // addons are compared: neither side may fall back
   const sides = { checkout: sideOf(null), base: sideOf(base) }
   const binaries = {}
@@ -101,7 +105,7 @@ async function main () {
     }
     const names = ['checkout', 'base', 'nginx']
     const load = (name, duration) => measure(`http://127.0.0.1:${servers[name].port}${target.path ?? '/'}`, {
-      connections, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)]
+      threads, connections, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)]
     })
     for (const name of names) await load(name, target.warmUpSeconds ?? WARM_UP_SECONDS)
     const rps = { checkout: [], base: [], nginx: [] }
@@ -112,7 +116,7 @@ async function main () {
       console.log(`round ${round + 1}/${rounds}: ${order.map((name) => `${name} ${Math.round(rps[name][round])}`).join(', ')} req/s`)
     }
     const ratio = (a, b) => rps[a].map((value, i) => value / rps[b][i])
-    console.log(`${file}, ${connections} connections, ${workers} worker${workers > 1 ? 's' : ''}, ${rounds} rounds: checkout ÷ nginx ${formatRatios(ratio('checkout', 'nginx'))}, ` +
+    console.log(`${file}, ${connections} connections, ${workers} worker${workers > 1 ? 's' : ''}, wrk -t${threads}, ${rounds} rounds: checkout ÷ nginx ${formatRatios(ratio('checkout', 'nginx'))}, ` +
       `base ÷ nginx ${formatRatios(ratio('base', 'nginx'))}, checkout ÷ base ${formatRatios(ratio('checkout', 'base'))}`)
     console.log(`checkout: ${sides.checkout.cli} with ${binaries.checkout}; base: ${sides.base.cli} with ${binaries.base}`)
   } finally {

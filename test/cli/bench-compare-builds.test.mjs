@@ -17,14 +17,14 @@ beforeEach(() => { tmpdir = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-compare
 afterEach(() => fs.rmSync(tmpdir, { recursive: true, force: true }))
 
 test.skipIf(!nginxAndWrk)('a base that loads: three servers in rotated rounds, the ratios, nothing left behind', async () => {
-  const cli = startCli(['--base', CHECKOUT, '--file', '4k', '--rounds', '2', '--seconds', '1', '--workers', '2'], { cli: COMPARE, env: { TMPDIR: tmpdir } })
+  const cli = startCli(['--base', CHECKOUT, '--file', '4k', '--rounds', '2', '--seconds', '1', '--workers', '2', '--threads', '2'], { cli: COMPARE, env: { TMPDIR: tmpdir } })
   const { code, stdout, stderr } = await cli.output()
   expect(await groupGone(cli)).toBe(true) // no zcopy serve, nginx or wrk left running
   expect(stderr).toBe('')
   expect(code).toBe(0)
   const rounds = [...stdout.matchAll(/^round (\d)\/2: (\w+) \d+, (\w+) \d+, (\w+) \d+ req\/s$/gm)]
   expect(rounds.map((round) => round.slice(2).join(' '))).toEqual(['checkout base nginx', 'base nginx checkout'])
-  expect(stdout).toMatch(/^4k, 16 connections, 2 workers, 2 rounds: checkout ÷ nginx \d+\.\d\d× \(\d+\.\d\d–\d+\.\d\d\), base ÷ nginx .+, checkout ÷ base .+$/m)
+  expect(stdout).toMatch(/^4k, 16 connections, 2 workers, wrk -t2, 2 rounds: checkout ÷ nginx \d+\.\d\d× \(\d+\.\d\d–\d+\.\d\d\), base ÷ nginx .+, checkout ÷ base .+$/m)
   expect(stdout).toMatch(/^checkout: \/.+\.node; base: \/.+\.node$/m)
   expect(fs.readdirSync(tmpdir)).toEqual([]) // the served file and nginx's prefix removed
 })
@@ -39,7 +39,8 @@ test('a base from which no addon loads: one line, exit code 2, no server started
 })
 
 test('bad options: the usage line, exit code 2', async () => {
-  for (const args of [[], ['--base', CHECKOUT, '--file', '2m'], ['--base', CHECKOUT, '--rounds', '0'], ['--base', CHECKOUT, '--connections', 'many'], ['--base', CHECKOUT, '--workers', '0']]) {
+  for (const args of [[], ['--base', CHECKOUT, '--file', '2m'], ['--base', CHECKOUT, '--rounds', '0'], ['--base', CHECKOUT, '--connections', 'many'], ['--base', CHECKOUT, '--workers', '0'], ['--base', CHECKOUT, '--threads', '0'],
+    ['--base', CHECKOUT, '--connections', '2', '--threads', '3']]) {
     const { code, stdout, stderr } = await runCli(args, { cli: COMPARE })
     expect(code).toBe(2)
     expect(stdout).toBe('')
