@@ -191,15 +191,18 @@ function verifyBytes ({ stats, files }, request, at, bytes) {
   sample(stats, { problem: `${wrong} wrong bytes of ${bytes.length}, first at file offset ${start + Math.max(first, 0)}`, request: request.text.split('\r\n').filter(Boolean) })
 }
 
-// Registers a transport a connection opened (`raw`: its TCP socket) with the
-// load (ctx.transports), from its creation, connect still pending, until that
-// socket closed: when the load ends, whatever is still open is cut (`cut`: the
-// transport's own way; `destroy`: its sockets, if that was not enough) and waited
-// for, so that the server is judged only once its clients hold nothing.
-function track (ctx, raw, cut, destroy) {
+// Registers a transport a connection opened (`socket` over `raw`, its TCP
+// socket; the same for plain HTTP) with the load (ctx.transports), from its
+// creation, connect still pending, until `raw` closed: when the load ends,
+// whatever is still open is cut and waited for, so that the server is judged
+// only once its clients hold nothing. `cut(destroy)` cuts it the transport's own
+// way (default: `destroy`, which destroys both sockets); `destroy` follows if
+// that was not enough.
+function track (ctx, socket, raw, cut = (destroy) => destroy()) {
   const transports = ctx.transports
   if (transports === undefined) return
-  const entry = { cut, destroy, open: true, closed: null }
+  const destroy = () => { socket.destroy(); raw.destroy() }
+  const entry = { cut: () => cut(destroy), destroy, open: true, closed: null }
   entry.closed = new Promise((resolve) => raw.once('close', () => {
     entry.open = false
     transports.delete(entry)
@@ -261,8 +264,7 @@ class Connection {
     return new Promise((resolve) => {
       const raw = net.connect({ port: ctx.port, host: '127.0.0.1' })
       const socket = ctx.tls ? tls.connect({ socket: raw, rejectUnauthorized: false }) : raw
-      const cut = () => { socket.destroy(); raw.destroy() }
-      track(ctx, raw, cut, cut)
+      track(ctx, socket, raw)
       let settled = false
       const onError = () => {
         if (settled) return

@@ -61,8 +61,7 @@ class H2Connection extends Connection {
       const raw = net.connect({ port: ctx.port, host: '127.0.0.1' })
       const socket = tls.connect({ socket: raw, ALPNProtocols: ['h2'], rejectUnauthorized: false })
       const session = http2.connect(`https://127.0.0.1:${ctx.port}`, { createConnection: () => socket })
-      const destroySockets = () => { socket.destroy(); raw.destroy() }
-      track(ctx, raw, () => session.connecting ? destroySockets() : session.destroy(), destroySockets)
+      track(ctx, socket, raw, (destroySockets) => session.connecting ? destroySockets() : session.destroy())
       let settled = false
       session.on('error', (err) => {
         this.lastError = err
