@@ -30,8 +30,6 @@
 // with ratios from the medians, one of the server's CPU time per request (Linux,
 // median round), then the memory check.
 
-const { fork } = require('node:child_process')
-const { once } = require('node:events')
 const { randomInt } = require('node:crypto')
 const { mkdtempSync, rmSync } = require('node:fs')
 const { tmpdir } = require('node:os')
@@ -45,7 +43,7 @@ const { machineLine } = require('./machine')
 const { makeCertificate } = require('./tls')
 const { measureMemory } = require('./memory')
 const { nginxInstalled, startNginx } = require('./nginx')
-const { KINDS, FLOORS, OPT_IN } = require('./server')
+const { KINDS, FLOORS, OPT_IN, startServer } = require('./server')
 const { formatNumber } = require('./stats')
 const { printTables, formatCpu, ZCOPY } = require('./table')
 const { startZcopyServe } = require('./zcopy-serve')
@@ -117,17 +115,7 @@ async function start (kind, root, workers, tls) {
     return { port, pid: nginx.pid, stop: () => nginx.stop() }
   }
   if (kind === ZCOPY_SERVE) return startZcopyServe(root, workers, { tls })
-  const certificate = tls ? [tls.cert, tls.key] : []
-  const child = fork(join(__dirname, 'server.js'), [kind, root, String(workers), ...certificate], { stdio: 'inherit' })
-  const [{ port }] = await once(child, 'message')
-  return {
-    port,
-    pid: child.pid,
-    async stop () {
-      child.kill()
-      await once(child, 'exit')
-    }
-  }
+  return startServer(kind, root, { workers, tls })
 }
 
 // → the cases to run, after dropping the many-files ones when wrk is missing.

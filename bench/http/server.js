@@ -4,8 +4,11 @@
 //   node bench/http/server.js <kind> <root> [workers] [cert.pem key.pem]
 // It listens on an ephemeral port of 127.0.0.1 and sends { port } to its parent;
 // with workers > 1, from that many processes (cluster.js); with a certificate
-// and key, over TLS (node:https, Fastify's `https` option).
+// and key, over TLS (node:https, Fastify's `https` option). The zcopy kinds load
+// the zcopy in ZCOPY_BENCH_LIB (another checkout's lib/ directory) when it is
+// set, else this checkout's. startServer() forks it.
 
+const { fork } = require('node:child_process')
 const fs = require('node:fs')
 const http = require('node:http')
 const https = require('node:https')
@@ -14,14 +17,16 @@ const etag = require('etag')
 const mime = require('mime-types')
 const { serveInCluster } = require('./cluster')
 
+const LIB = process.env.ZCOPY_BENCH_LIB || path.join(__dirname, '..', '..', 'lib')
+
 const KINDS = {
   'zcopy (node:http)' (root) {
-    const serve = require('../../lib').serveStatic(root)
+    const serve = require(LIB).serveStatic(root)
     return startHttp((req, res) => serve(req, res, () => notFound(res)))
   },
   'zcopy (Express)' (root) {
     const express = require('express')
-    return startHttp(express().use(require('../../lib').serveStatic(root)))
+    return startHttp(express().use(require(LIB).serveStatic(root)))
   },
   'express.static' (root) {
     const express = require('express')
@@ -39,10 +44,10 @@ const KINDS = {
   // @fastify/static's), beside the peer with the same option. Run only when
   // named in --servers.
   'zcopy (Fastify)' (root) {
-    return startFastify(require('../../lib/adapters/fastify'), { root })
+    return startFastify(require(path.join(LIB, 'adapters', 'fastify')), { root })
   },
   'zcopy (Fastify + allowedPath)' (root) {
-    return startFastify(require('../../lib/adapters/fastify'), { root, allowedPath: () => true })
+    return startFastify(require(path.join(LIB, 'adapters', 'fastify')), { root, allowedPath: () => true })
   },
   '@fastify/static + allowedPath' (root) {
     return startFastify(require('@fastify/static'), { root, allowedPath: () => true })
@@ -153,9 +158,37 @@ if (require.main === module) {
   else start().then((port) => process.send({ port }))
 }
 
+// Forks this file as the server `kind` over `root` → { port, pid, stop() } once it
+// listens (pid: the primary's with workers > 1). `tls`: { cert, key } (paths) or
+// null; `env`: variables set for it on top of this process's (ZCOPY_BENCH_LIB);
+// `wrap`: an argv prefix that runs Node, e.g. ['valgrind', '--tool=callgrind']
+// (the IPC channel's descriptor and NODE_CHANNEL_FD pass through it); `signal`:
+// an AbortSignal that kills it. Rejects if it exits before listening.
+async function startServer (kind, root, { workers = 1, tls = null, env = {}, wrap = [], signal } = {}) {
+  const certificate = tls ? [tls.cert, tls.key] : []
+  const command = wrap.length ? { execPath: wrap[0], execArgv: [...wrap.slice(1), process.execPath] } : {}
+  const child = fork(__filename, [kind, root, String(workers), ...certificate], {
+    stdio: 'inherit', env: { ...process.env, ...env }, signal, ...command
+  })
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? `exit code ${code}`)))
+  const port = await new Promise((resolve, reject) => {
+    child.once('message', ({ port }) => resolve(port))
+    child.on('error', reject) // not started, or killed by `signal`
+    exited.then((how) => reject(new Error(`bench server '${kind}' exited before listening (${how})`)))
+  })
+  return {
+    port,
+    pid: child.pid,
+    async stop () {
+      if (child.exitCode === null && child.signalCode === null) child.kill()
+      await exited
+    }
+  }
+}
+
 // The references, not file servers: listed last, after nginx.
 const FLOORS = ['node:http res.end(buffer)', 'headers floor (6 × setHeader + res.end)', 'static floor (stat + setHeader + res.end)']
 // Run only when named in --servers.
 const OPT_IN = ['zcopy (Fastify)', 'zcopy (Fastify + allowedPath)', '@fastify/static + allowedPath']
 
-module.exports = { KINDS: Object.keys(KINDS), FLOORS, OPT_IN }
+module.exports = { KINDS: Object.keys(KINDS), FLOORS, OPT_IN, startServer }

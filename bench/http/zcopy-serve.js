@@ -6,7 +6,6 @@
 // children are the workers).
 
 const { spawn } = require('node:child_process')
-const { once } = require('node:events')
 const { join } = require('node:path')
 
 const CLI = join(__dirname, '..', '..', 'bin', 'zcopy.js')
@@ -14,15 +13,20 @@ const LISTENING = /at https?:\/\/[^ ]+:(\d+)\/ \(/
 
 // `tls`: { cert, key } to serve HTTPS (--ssl-cert, --ssl-key); `env`: variables
 // set for it on top of this process's (e.g. ZCOPY_PREBUILD); `cli`: the
-// bin/zcopy.js to run (another checkout's; default this one's).
-async function startZcopyServe (root, workers, { tls = null, env = {}, cli = CLI } = {}) {
+// bin/zcopy.js to run (another checkout's; default this one's); `wrap`: an argv
+// prefix that runs Node (e.g. ['valgrind', '--tool=callgrind']); `signal`: an
+// AbortSignal that kills it.
+async function startZcopyServe (root, workers, { tls = null, env = {}, cli = CLI, wrap = [], signal } = {}) {
   const certificate = tls ? ['--ssl-cert', tls.cert, '--ssl-key', tls.key] : []
-  const child = spawn(process.execPath, [cli, 'serve', root, '--port', '0', '--quiet', '--workers', String(workers), ...certificate], {
+  const [command, ...prefix] = [...wrap, process.execPath]
+  const child = spawn(command, [...prefix, cli, 'serve', root, '--port', '0', '--quiet', '--workers', String(workers), ...certificate], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env }
+    env: { ...process.env, ...env },
+    signal
   })
-  const exited = once(child, 'exit')
+  const exited = new Promise((resolve) => child.once('exit', (...how) => resolve(how))) // not once(): an 'error' would reject it
   const port = await new Promise((resolve, reject) => {
+    child.on('error', reject) // not started, or killed by `signal`
     let banner = ''
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
       banner += chunk
