@@ -39,17 +39,22 @@ function createTree (root, tree) {
   return paths
 }
 
-// Fisher–Yates with a fixed seed (mulberry32): which files are popular is spread
-// over the directories, and the same for every server and round.
-function shuffled (items, seed = 15) {
-  const out = [...items]
+// → a function returning numbers in [0, 1), the same sequence for the same seed (mulberry32).
+function seededRandom (seed) {
   let state = seed
-  const random = () => {
+  return () => {
     state = (state + 0x6d2b79f5) | 0
     let t = Math.imul(state ^ (state >>> 15), 1 | state)
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
+}
+
+// Fisher–Yates with a fixed seed: which files are popular is spread over the
+// directories, and the same for every server and round.
+function shuffled (items, seed = 15) {
+  const out = [...items]
+  const random = seededRandom(seed)
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1))
     ;[out[i], out[j]] = [out[j], out[i]]
@@ -104,13 +109,43 @@ end
 `}`
 }
 
+// The case's paths in popularity order (the first the most requested under zipf).
+function rankedPaths (name) {
+  const { tree, popularity } = CASES[name]
+  const paths = treePaths(tree)
+  return popularity === 'zipf' ? shuffled(paths) : paths
+}
+
 // Creates the case's files under `root` and its Lua script in `root` → the script's path.
 function prepare (root, name) {
   const { tree, popularity } = CASES[name]
-  const paths = createTree(root, tree)
+  createTree(root, tree)
   const script = join(root, `${name}.lua`)
-  writeFileSync(script, luaScript(popularity === 'zipf' ? shuffled(paths) : paths, popularity))
+  writeFileSync(script, luaScript(rankedPaths(name), popularity))
   return script
 }
 
-module.exports = { CASES, prepare }
+// For a client in JavaScript (bench/http/instructions.js): → a function that
+// returns the next request's path, picked as the Lua script picks them, from a
+// PRNG seeded with `seed` (the same sequence for the same seed).
+function pathPicker (name, seed) {
+  const paths = rankedPaths(name)
+  const random = seededRandom(seed)
+  if (CASES[name].popularity !== 'zipf') return () => paths[Math.floor(random() * paths.length)]
+  const cdf = []
+  let sum = 0
+  for (let k = 1; k <= paths.length; k++) cdf.push(sum += 1 / k)
+  return () => {
+    const u = random() * sum
+    let lo = 0
+    let hi = paths.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (cdf[mid] < u) lo = mid + 1
+      else hi = mid
+    }
+    return paths[lo]
+  }
+}
+
+module.exports = { CASES, FILE_SIZE, prepare, pathPicker }
