@@ -43,4 +43,4 @@ function formatRatios (ratios) {
   return withSpread(ratios, (ratio) => ratio.toFixed(2), '×')
 }
 
-module.exports = { median, medianBy, formatNumber, formatSpread, formatRatios }
+module.exports = { median, medianBy, withSpread, formatNumber, formatSpread, formatRatios }

@@ -85,4 +85,4 @@ function printCpuTable (results, cases, kinds, rounds) {
   })
 }
 
-module.exports = { printTables, formatCpu, ZCOPY }
+module.exports = { printTables, formatCpu, row, header, LABELS, SHORT, ZCOPY }
