@@ -33,8 +33,11 @@ function valuesOf (file, typePath) {
   return values
 }
 
-function setDefault (res, name, value) {
-  if (!res.hasHeader(name)) res.setHeader(name, value)
+// `present`: the lower-case names of the headers already on the response
+// (res.getHeaderNames(), read once: a hasHeader() per name costs a lower-casing
+// and a dictionary lookup each). `lowerName` is `name` in lower case.
+function setDefault (res, present, name, lowerName, value) {
+  if (!present.includes(lowerName)) res.setHeader(name, value)
 }
 
 function appendVary (res, field) {
@@ -49,25 +52,30 @@ function appendVary (res, field) {
 // Content-Type comes from, `encoding` the sibling's Content-Encoding (or null),
 // `vary` whether the path has precompressed siblings.
 // `Vary: Accept-Encoding` goes on every response for a path with siblings, on
-// none for a path without.
+// none for a path without. → the lower-case names of the headers that were on
+// `res` before these (the application's), for setContentLength().
 function setFileHeaders (res, { file, typePath, encoding, vary }, options) {
   if (options.setHeaders !== null) options.setHeaders(res, typePath, file.stat)
-  if (options.acceptRanges) setDefault(res, 'Accept-Ranges', 'bytes')
-  if (options.cacheControl !== null) setDefault(res, 'Cache-Control', options.cacheControl)
+  const present = res.getHeaderNames()
+  if (options.acceptRanges) setDefault(res, present, 'Accept-Ranges', 'accept-ranges', 'bytes')
+  if (options.cacheControl !== null) setDefault(res, present, 'Cache-Control', 'cache-control', options.cacheControl)
   const values = valuesOf(file, typePath)
-  if (options.lastModified) setDefault(res, 'Last-Modified', values.lastModified)
-  if (options.etag) setDefault(res, 'ETag', values.etag)
-  if (options.contentType) setDefault(res, 'Content-Type', values.contentType)
+  if (options.lastModified) setDefault(res, present, 'Last-Modified', 'last-modified', values.lastModified)
+  if (options.etag) setDefault(res, present, 'ETag', 'etag', values.etag)
+  if (options.contentType) setDefault(res, present, 'Content-Type', 'content-type', values.contentType)
   if (options.precompressed && (encoding !== null || vary)) {
     appendVary(res, 'Accept-Encoding')
   }
   if (encoding !== null) res.setHeader('Content-Encoding', encoding)
+  return present
 }
 
 // The body's length, unless the application chose Transfer-Encoding itself: a
 // message must not carry both (RFC 9112, 6.2), and Node frames the body then.
-function setContentLength (res, length) {
-  if (!res.hasHeader('Transfer-Encoding')) res.setHeader('Content-Length', length)
+// `present`: what setFileHeaders() returned. Set as a string, the form it takes
+// on the wire (Node checks a number's characters on a slower path).
+function setContentLength (res, present, length) {
+  if (!present.includes('transfer-encoding')) res.setHeader('Content-Length', String(length))
 }
 
 // A 304 describes no body: drop the headers that would describe one.

@@ -10,10 +10,10 @@ const { removeContentHeaders, setContentLength, setFileHeaders } = require('./he
 const { httpError, isHttpError, lookupError } = require('./http-error')
 const { negotiateEncoding, siblingNames, siblingsOf } = require('./precompressed')
 const { isConditional, notModified, preconditionFailed } = require('./preconditions')
-const { promiseOf } = require('./promise-of')
 const { selectRange } = require('./range')
 const { sendBody } = require('./send-body')
 
+// What serveFile() returns when it answered in the call: nothing left to wait for.
 const ANSWERED = Promise.resolve()
 
 // The cache scope a request's file is opened in: confined to the root, unless
@@ -113,7 +113,8 @@ function found (req, res, file, options, cache, onFound) {
 // Answers the request with the opened file and releases it. Rejects with an
 // HttpError for 412 and 416 (nothing sent yet), or with the transfer's error when
 // the body failed midway (the response is then destroyed). An answer with no body
-// to wait for (HEAD, 304, a body from memory) settles in this call.
+// to wait for (HEAD, 304, a body from memory) settles in this call: the
+// promise returned is then ANSWERED.
 function respond (req, res, file, options, cache) {
   const { entry } = file
   let sent
@@ -124,10 +125,12 @@ function respond (req, res, file, options, cache) {
     return Promise.reject(err)
   }
   if (!(sent instanceof Promise)) {
-    return promiseOf(() => {
+    try {
       answered(res, sent, options, cache, entry)
-      return ANSWERED
-    })
+    } catch (err) {
+      return Promise.reject(err) // the application's onSent threw
+    }
+    return ANSWERED
   }
   return sent.then((sent) => answered(res, sent, options, cache, entry), (err) => {
     cache.release(entry)
@@ -145,7 +148,7 @@ function answered (res, sent, options, cache, entry) {
 // memory; or null when there is no body (HEAD, 304, an empty range).
 function answer (req, res, { entry, typePath, encoding, vary }, options) {
   if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
-  setFileHeaders(res, { file: entry, typePath, encoding, vary }, options)
+  const present = setFileHeaders(res, { file: entry, typePath, encoding, vary }, options)
   if (isConditional(req)) {
     if (preconditionFailed(req, res)) throw httpError(412)
     if (notModified(req, res)) {
@@ -158,7 +161,7 @@ function answer (req, res, { entry, typePath, encoding, vary }, options) {
   const size = entry.stat.size
   const range = selectRange(req, res, size, options.acceptRanges)
   const length = range.end - range.start + 1
-  setContentLength(res, length)
+  setContentLength(res, present, length)
   if (req.method === 'HEAD' || length === 0) {
     res.end()
     return null
@@ -171,4 +174,4 @@ function answer (req, res, { entry, typePath, encoding, vary }, options) {
   return sendBody(req, res, entry.fd, range, { ownEncoding: encoding !== null })
 }
 
-module.exports = { checkDirectoryConfinement, openLocated, serveFile }
+module.exports = { ANSWERED, checkDirectoryConfinement, openLocated, serveFile }

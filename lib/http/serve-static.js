@@ -23,7 +23,7 @@ const { directoryLocation, redirectToDirectory } = require('./redirect')
 const { splitUrl } = require('./request-url')
 const { spellingBelow } = require('./spelling')
 const { pathResolver, resolvePath } = require('./resolve-path')
-const { checkDirectoryConfinement, openLocated, serveFile } = require('./serve-file')
+const { ANSWERED, checkDirectoryConfinement, openLocated, serveFile } = require('./serve-file')
 
 const DEFAULT_MAX_OPEN_FILES = defaultMaxOpenFiles()
 const DEFAULT_MEMORY_CACHE = 32 * 1024 * 1024
@@ -32,7 +32,8 @@ const DEFAULT_MEMORY_CACHE = 32 * 1024 * 1024
 // are checked by a stat per request instead.
 const DEFAULT_MAX_WATCHES = 1024
 const RESOLVED_PATHS = 1024
-const ANSWERED = () => true
+const TRUE = () => true
+const ANSWERED_IN_CALL = Promise.resolve(true) // handle()'s answer when serve() answered in the call
 const NOTHING = () => {}
 
 function methodNotAllowed (res) {
@@ -205,11 +206,13 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
       onFound()
     }
     const fallsThrough = how.fallsThrough || (() => fallthrough)
-    return promiseOf(() => {
+    const answer = promiseOf(() => {
       if (how.file !== undefined) return serveFilePath(req, res, how.file, markFound, how.encoding, how.stat)
       const url = how.url === undefined ? req.url : how.url
       return serve(req, res, url, how.originalUrl || req.originalUrl || url, markFound)
-    }).then(ANSWERED, (err) => {
+    })
+    if (answer === ANSWERED) return ANSWERED_IN_CALL
+    return answer.then(TRUE, (err) => {
       if (!found) {
         if (err.status < 500 && fallsThrough(err)) return false
         throw err
@@ -246,7 +249,9 @@ function serveStatic (root, options) {
     }
     const state = { found: false }
     const url = req.url
-    promiseOf(() => serve(req, res, url, req.originalUrl || url, () => { state.found = true })).catch((err) => {
+    const answer = promiseOf(() => serve(req, res, url, req.originalUrl || url, () => { state.found = true }))
+    if (answer === ANSWERED) return // answered in the call (the memory cache, HEAD, 304)
+    answer.catch((err) => {
       // Not found (or refused) before a file was chosen: the next handler's turn.
       if (fallthrough && !state.found && err.status < 500) next()
       else next(err)

@@ -49,7 +49,10 @@ describe('the tarball', () => {
     const unexpected = files.filter((f) => !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|binding\.gyp|scripts\/install\.js|(lib|bin|src|prebuilds)\/.+|docs\/[\w-]+\.md)$/.test(f))
     expect(unexpected).toEqual([])
     expect(files.filter((f) => /^(build|test|bench|\.github|\.ci)\//.test(f))).toEqual([])
-    expect(installed.size).toBeLessThan(512 * 1024)
+    // 512 KiB on 2026-11-27: the four prebuilt binaries about 300 KiB of it, the
+    // library, sources and docs the rest. Room for the docs to grow, not for a
+    // stray fixture or build tree.
+    expect(installed.size).toBeLessThan(640 * 1024)
   })
 })
 

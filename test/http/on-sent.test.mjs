@@ -119,3 +119,40 @@ for (const secure of [false, true]) {
 it('rejects an onSent that is not a function', () => {
   expect(() => zcopy.serveStatic(tree.root, { onSent: 1 })).toThrow(TypeError)
 })
+
+// The memory cache answers within the middleware's call, sendfile after it: an
+// onSent that throws is the middleware's error either way (next(err), as any
+// error after the headers went out), never an unhandled rejection.
+it('an onSent that throws: its error reaches next(err), for a body from memory as for one sent by sendfile', async () => {
+  const reports = []
+  const errors = []
+  const serve = zcopy.serveStatic(tree.root, {
+    onSent: (res, sent) => {
+      reports.push(sent)
+      throw new Error('onSent failed')
+    }
+  })
+  const server = await listen((req, res) => serve(req, res, (err) => errors.push(err)))
+  const settled = async (count) => {
+    for (const deadline = Date.now() + 10_000; errors.length < count && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+  try {
+    const { body } = await request(server.port, '/big.bin')
+    expect(body.equals(big)).toBe(true)
+    await settled(1)
+    // hello.txt is kept in memory from its second request on (once read).
+    for (let i = 0; i < 50 && !reports.some((sent) => sent.fromMemory); i++) {
+      const { body } = await request(server.port, '/hello.txt')
+      expect(body.toString()).toBe(FILES['hello.txt'])
+      await settled(reports.length)
+    }
+  } finally {
+    await server.close()
+  }
+  expect(reports[0].zeroCopy).toBe(zcopy.zeroCopyAvailable)
+  expect(reports.some((sent) => sent.fromMemory)).toBe(true)
+  expect(errors).toHaveLength(reports.length)
+  for (const err of errors) expect(err.message).toBe('onSent failed')
+})

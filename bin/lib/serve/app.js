@@ -78,10 +78,15 @@ function createApp (zcopy, root, config, onRequest, onSent) {
       res.setHeader('Allow', config.cors ? 'GET, HEAD, OPTIONS' : 'GET, HEAD')
       return sendStatus(req, res, 405)
     }
-    // An absolute-form target ('http://host/x') is served by its path, as serveStatic reads it.
+    serve(req, res, error => error && statusOf(error) !== 404 ? fail(req, res, error) : notServed(req, res))
+  }
+
+  // serveStatic found nothing for the path (read as it reads it: of an
+  // absolute-form target 'http://host/x', the path); a target without one gets a 404.
+  function notServed (req, res) {
     const { pathname } = splitUrl(req.url)
     if (pathname === null) return sendNotFound(req, res, root)
-    serve(req, res, error => error && statusOf(error) !== 404 ? fail(req, res, error) : notFound(req, res, pathname))
+    notFound(req, res, pathname)
   }
 
   return { handle, close: () => serve.close() }
