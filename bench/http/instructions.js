@@ -8,8 +8,9 @@
 //                                   [--connections 4] [--repeat 1] [--base DIR]
 //
 // Why: on a shared 2-core VM a throughput ratio moves ±10 % between runs, while
-// the instructions a server executes per request repeat within about 0.5 %, so a
-// change of a few percent in the per-request work shows here when run.js can
+// the instructions a server executes per request repeat within about 0.5 % (zcopy
+// and the six-header floor at 4 KiB, main thread; Node's floor a few percent), so
+// a change of a few percent in the per-request work shows here when run.js can
 // not tell it from noise. What: user space only (valgrind sees no kernel code):
 // the system calls' own work, sending and receiving, waking the client, is not
 // counted, and neither are cache misses or stalls. Instructions are not seconds:
@@ -37,14 +38,26 @@
 // nginx is not measured: not a Node process (its worker is a child of the
 // master, outside a valgrind that does not trace children).
 //
-// Caveats. V8 tiers code up as it runs, and the first requests of a many-files
-// case open files: warm-up decides the figure (65.5k for Node's floor at 4 KiB
-// after 30,000 requests, 115k after 3,000), so compare figures taken with the
-// same --warm-up and --requests only. The all-threads figure includes V8's
-// concurrent compiler and garbage collector threads (and libuv's pool when a
-// server uses it): work that may run on an idle core, which the main-thread
-// figure leaves out. One measurement takes about two minutes at the defaults
-// (callgrind runs Node some 50 times slower).
+// Caveats. V8 tiers code up as it runs: warm-up decides the figure (about 66k
+// for Node's floor at 4 KiB after 30,000 requests, 115k after 3,000), so compare
+// figures taken with the same --warm-up and --requests only. The all-threads
+// figure includes V8's concurrent compiler and garbage collector threads (and
+// libuv's pool when a server uses it): work that may run on an idle core, which
+// the main-thread figure leaves out, and whose share varies from run to run
+// (a spread of several percent). Callgrind runs Node some 50 times slower (the
+// progress lines give the counted requests per second: a few hundred, against
+// some 20,000 natively) while clocks keep real time, so what a server does per
+// second is charged to 50 times fewer requests, and what it does to what went
+// unused for a while happens far more often: zcopy's open-file cache closes the
+// files unused over its 10 s sweep period; at 333 requests/s that was half of
+// files-5000's 5,000 files, and about one counted request in five reopened its
+// file (natively none does), a figure that moves with the machine's pace
+// (176k–234k over three runs). files-100 keeps every file in use.
+// One measurement takes about a minute at the defaults.
+//
+// Bad options, or valgrind missing: one line on stderr, exit code 2. Ctrl-C
+// (SIGINT, or SIGTERM) stops the server and callgrind_control, removes the
+// temporary files (served files, dumps, vgdb's FIFOs), then exits 130 (143).
 
 const { execFile, spawnSync } = require('node:child_process')
 const http = require('node:http')
@@ -246,12 +259,14 @@ async function measureOnce ({ kind, base, root, target, name, requests, warmUp, 
     const load = (count) => drive({ port: server.port, requests: count, connections, next, sizeOf, signal })
     await load(warmUp)
     await callgrindControl(server.pid, work, ['--instr=on'], signal)
+    const started = process.hrtime.bigint()
     await load(requests)
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9
     await callgrindControl(server.pid, work, ['--instr=off'], signal)
     await callgrindControl(server.pid, work, ['--dump'], signal)
     const dumps = readDumps(work)
     const all = dumps.reduce((sum, dump) => sum + dump.total, 0)
-    return { main: dumps[0].total / requests, all: all / requests, threads: dumps.length, parserSeen: dumps[0].parser }
+    return { main: dumps[0].total / requests, all: all / requests, threads: dumps.length, parserSeen: dumps[0].parser, pace: requests / seconds }
   } finally {
     await server?.stop()
     rmSync(work, { recursive: true, force: true })
@@ -332,7 +347,7 @@ async function main (signal) {
     `a fresh server per measurement; baseline: ${short(rows[0])}`)
   for (const [side, addon] of Object.entries(addons)) console.log(`${side}: addon ${addon}`)
   const total = repeat * cases.length * rows.length
-  console.log(`${total} measurement${total > 1 ? 's' : ''}, about ${Math.ceil(total * (5 + warmUp * 0.002 + requests * 0.007) / 60)} min\n`)
+  console.log(`${total} measurement${total > 1 ? 's' : ''}, about ${Math.ceil(total * (5 + warmUp * 0.001 + requests * 0.003) / 60)} min\n`)
 
   const dir = mkdtempSync(join(tmpdir(), 'zcopy-instructions-'))
   try {
@@ -350,7 +365,8 @@ async function main (signal) {
           })
           results[name][r.key].push(result)
           console.log(`run ${round}/${repeat}  ${name.padEnd(caseWidth)}  ${r.key.padEnd(rowWidth)}  ` +
-            `main thread ${(result.main / 1000).toFixed(1)}k, all ${result.threads} threads ${(result.all / 1000).toFixed(1)}k instructions/request`)
+            `main thread ${(result.main / 1000).toFixed(1)}k, all ${result.threads} threads ${(result.all / 1000).toFixed(1)}k instructions/request ` +
+            `(counted at ${Math.round(result.pace)} requests/s)`)
         }
       }
     }

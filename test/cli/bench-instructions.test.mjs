@@ -31,7 +31,7 @@ test.skipIf(!valgrind)('(needs valgrind) Node\'s floor and serveStatic: a table 
   expect(lines[1]).toMatch(/^machine: .+; Node v\d+\.\d+\.\d+.*; \d{4}-\d\d-\d\d \d\d:\d\d UTC$/)
   expect(lines[2]).toMatch(/^valgrind-\S+ --tool=callgrind, user-space instructions only: 200 requests counted after 200 warm-up requests, 4 keep-alive connections .+; baseline: Node's floor$/)
   expect(stdout).toMatch(/^this checkout: addon \/.+\.node$/m)
-  expect(stdout).toMatch(/^run 1\/1 {2}4k {2}zcopy \(node:http\) {10}main thread \d+\.\dk, all \d+ threads \d+\.\dk instructions\/request$/m)
+  expect(stdout).toMatch(/^run 1\/1 {2}4k {2}zcopy \(node:http\) {10}main thread \d+\.\dk, all \d+ threads \d+\.\dk instructions\/request \(counted at \d+ requests\/s\)$/m)
   const table = lines.filter((line) => line.startsWith('|'))
   expect(table.slice(0, 2)).toEqual(['| thousand instructions per request | 4k: main thread | 4k: all threads |', '|---|---:|---:|'])
   const cells = (label) => table.find((line) => line.startsWith(`| ${label} |`)).split('|').slice(2, -1).map((cell) => cell.trim())
