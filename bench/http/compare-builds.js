@@ -76,10 +76,11 @@ function sideOf (dir) {
   return { cwd: CHECKOUT, cli: CHECKOUT_CLI, env: { ZCOPY_PREBUILD: dir } }
 }
 
-// The addon file a side loads, or null for none.
+// The addon file a side loads, or null for none. Throws (the child's stderr in
+// the message) when its lib/binding.js does not load at all.
 function binaryOf ({ cwd, env }) {
   const script = "const b = require('./lib/binding'); process.stdout.write(JSON.stringify(b.loadError === null ? b.binary.path : null))"
-  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd, env: { ...process.env, ...env }, encoding: 'utf8' }))
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))
 }
 
 async function main () {

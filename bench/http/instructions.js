@@ -334,8 +334,12 @@ async function main (signal) {
   const addons = {}
   if (servers.some(isZcopy)) {
     for (const [side, dir] of [['this checkout', CHECKOUT], ...(base ? [[`--base ${base}`, base]] : [])]) {
-      addons[side] = binaryOf({ cwd: dir, env: {} })
-      if (addons[side] === null) usage(`${side}: no zcopy addon loads from it (build it with npx node-gyp rebuild)`)
+      try {
+        addons[side] = binaryOf({ cwd: dir, env: {} })
+      } catch { // no lib/binding.js, or its dependencies not installed
+        addons[side] = null
+      }
+      if (addons[side] === null) usage(`${side}: no zcopy addon loads from it (build it with npx node-gyp rebuild; its node_modules installed)`)
     }
   }
   const rows = servers.flatMap((kind) => [{ kind, base: null }, ...(base && isZcopy(kind) ? [{ kind, base }] : [])])

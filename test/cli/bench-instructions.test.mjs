@@ -103,6 +103,17 @@ test('bad options, nginx, a --base that cannot serve: one line, exit code 2, not
   expect(fs.readdirSync(tmpdir)).toEqual([])
 })
 
+// A base without an addon would measure the pure-JS fallback under zcopy's name.
+test.skipIf(!valgrind)('(needs valgrind) a --base from which no addon loads: one line, exit code 2, no server started', async () => {
+  const base = path.join(tmpdir, 'base')
+  fs.mkdirSync(path.join(base, 'lib'), { recursive: true })
+  fs.writeFileSync(path.join(base, 'lib', 'index.js'), '')
+  const { code, stdout, stderr } = await runCli(['--servers', 'zcopy (node:http)', '--base', base], { cli: TOOL })
+  expect(code).toBe(2)
+  expect(stdout).toBe('')
+  expect(stderr).toBe(`bench/http/instructions.js: --base ${base}: no zcopy addon loads from it (build it with npx node-gyp rebuild; its node_modules installed)\n`)
+})
+
 test('valgrind missing: how to install it, exit code 2', async () => {
   const { code, stdout, stderr } = await runCli(['--requests', '10'], { cli: TOOL, env: { PATH: tmpdir } }) // Node itself is process.execPath
   expect(code).toBe(2)
