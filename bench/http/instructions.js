@@ -8,14 +8,13 @@
 //                                   [--connections 4] [--repeat 1] [--base DIR]
 //
 // Why: on a shared 2-core VM a throughput ratio moves ±10 % between runs, while
-// the instructions a server executes per request repeat within about 0.5 % (zcopy
-// and the six-header floor at 4 KiB, main thread; Node's floor a few percent), so
-// a change of a few percent in the per-request work shows here when run.js can
-// not tell it from noise. What: user space only (valgrind sees no kernel code):
-// the system calls' own work, sending and receiving, waking the client, is not
-// counted, and neither are cache misses or stalls. Instructions are not seconds:
-// this complements the throughput ratios of run.js and compare-builds.js, it
-// never replaces them.
+// the instructions a server executes per request repeat within 0.3–1.5 % (main
+// thread, 4 KiB; docs/benchmarks.md), so a change of a few percent in the
+// per-request work shows here when run.js can not tell it from noise. What:
+// user space only (valgrind sees no kernel code): the system calls' own work,
+// sending and receiving, waking the client, is not counted, and neither are
+// cache misses or stalls. Instructions are not seconds: this complements the
+// throughput ratios of run.js and compare-builds.js, it never replaces them.
 //
 // How: for each case and server (the kinds of server.js, names as in run.js's
 // --servers, and 'zcopy serve': the CLI in one process, --quiet), a fresh server
@@ -43,17 +42,17 @@
 // figures taken with the same --warm-up and --requests only. The all-threads
 // figure includes V8's concurrent compiler and garbage collector threads (and
 // libuv's pool when a server uses it): work that may run on an idle core, which
-// the main-thread figure leaves out, and whose share varies from run to run
-// (a spread of several percent). Callgrind runs Node some 50 times slower (the
-// progress lines give the counted requests per second: a few hundred, against
-// some 20,000 natively) while clocks keep real time, so what a server does per
-// second is charged to 50 times fewer requests, and what it does to what went
-// unused for a while happens far more often: zcopy's open-file cache closes the
-// files unused over its 10 s sweep period; at 333 requests/s that was half of
-// files-5000's 5,000 files, and about one counted request in five reopened its
-// file (natively none does), a figure that moves with the machine's pace
-// (176k–234k over three runs). files-100 keeps every file in use.
-// One measurement takes about a minute at the defaults.
+// the main-thread figure leaves out, and whose share varies from run to run (now
+// and then a run several percent off). Callgrind runs Node some 30 to 80 times
+// slower (the progress lines give the counted requests per second: a few
+// hundred, against some 20,000 natively) while clocks keep real time, so what a
+// server does per second is charged to that many times fewer requests, and what
+// it does to what went unused for a while happens far more often: zcopy's
+// open-file cache closes the files unused over its 10 s sweep period; at 333
+// requests/s that was half of files-5000's 5,000 files, and about one counted
+// request in five reopened its file (natively none does), a figure that moves
+// with the machine's pace (149k–234k in twelve runs). files-100 keeps every file
+// in use. One measurement takes about a minute at the defaults.
 //
 // Bad options, or valgrind missing: one line on stderr, exit code 2. Ctrl-C
 // (SIGINT, or SIGTERM) stops the server and callgrind_control, removes the
