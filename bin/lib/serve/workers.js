@@ -28,6 +28,8 @@ const FATAL_TO_PRIMARY = 'zcopy:fatal'
 const LISTENING = 'zcopy:listening'
 const STOP = 'zcopy:stop'
 
+function ignoreSendError () {}
+
 async function runWorker ({ zcopy, root, config, write }) {
   const stopped = stopSignal(resolve => process.on('message', message => { if (message && message.type === STOP) resolve() }))
   const instance = createInstance({ zcopy, root, config, write })
@@ -84,8 +86,13 @@ function runPrimary ({ zcopy, root, config, say, count }) {
       if (stopping) return
       stopping = true
       if (failure === null) say('zcopy: stopping')
+      // A worker may have exited (one that could not listen, right after saying
+      // so) before its channel's close reached the primary: the send then fails
+      // with EPIPE, which without a callback is an 'error' event nobody listens
+      // to, and the primary crashed (seen once on Node 24). Its exit is what
+      // counts, and cluster reports it.
       for (const worker of Object.values(cluster.workers)) {
-        if (worker.isConnected()) worker.send({ type: STOP })
+        if (worker.isConnected()) worker.send({ type: STOP }, ignoreSendError)
       }
       // A worker that does not exit in time is killed.
       setTimeout(() => {
