@@ -4,6 +4,7 @@ import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
 import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
 import { runCli, waitForStdout } from './cli.mjs'
 import { makeRoot, startServe } from './serve-helpers.mjs'
 
@@ -99,6 +100,28 @@ describe('zcopy serve --workers', () => {
       expect(code).toBe(1)
       expect(stdout).toBe('')
       expect(stderr).toBe(`zcopy: port ${port} is already in use on 127.0.0.1\n`)
+    } finally {
+      blocker.close()
+    }
+  })
+
+  // A primary that reads the first worker's failure late (a hook holds its event
+  // loop 500 ms on that message) finds the second worker already exited, its
+  // channel's close not seen yet: the stop message to it fails with EPIPE. That
+  // crashed the primary (an unhandled 'error' event; 8 of 8 runs before the fix,
+  // seen once in CI on Node 24 without the hook).
+  test('workers that cannot listen and exit before the primary reads their failure: one line, exit code 1', async () => {
+    const blocker = net.createServer().listen(0, '127.0.0.1')
+    await once(blocker, 'listening')
+    const hook = fileURLToPath(new URL('../fixtures/cli/slow-primary.cjs', import.meta.url))
+    try {
+      const { port } = blocker.address()
+      const { code, stdout, stderr } = await runCli(['serve', root, '--workers', '2', '--port', String(port)], {
+        env: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${hook}` }
+      })
+      expect(stderr).toBe(`zcopy: port ${port} is already in use on 127.0.0.1\n`)
+      expect(stdout).toBe('')
+      expect(code).toBe(1)
     } finally {
       blocker.close()
     }
