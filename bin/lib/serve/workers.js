@@ -49,6 +49,11 @@ async function runWorker ({ zcopy, root, config, write }) {
 function runPrimary ({ zcopy, root, config, say, count }) {
   return new Promise(resolve => {
     const listening = new Map() // worker id → address, once it listens
+    // Workers not exited yet. Not cluster.workers: a worker leaves that only once
+    // its process has exited and its channel has closed, in either order, and
+    // when the close comes last no 'exit' sees the list empty (the primary then
+    // ran out of work and exited 0 without a word).
+    const running = new Set()
     let announced = false
     let stopping = false
     let failure = null
@@ -57,6 +62,7 @@ function runPrimary ({ zcopy, root, config, say, count }) {
 
     function fork () {
       const worker = cluster.fork()
+      running.add(worker)
       worker.on('message', message => {
         if (!message || typeof message !== 'object') return
         if (message.type === LISTENING) onListening(worker, message.address)
@@ -101,21 +107,22 @@ function runPrimary ({ zcopy, root, config, say, count }) {
     }
 
     cluster.on('exit', (worker, code, signal) => {
+      running.delete(worker)
       const wasListening = listening.delete(worker.id)
       if (stopping || failure !== null) {
-        if (Object.keys(cluster.workers).length === 0) finish()
+        if (running.size === 0) finish()
         return
       }
       if (!wasListening) {
         failure = { message: `a worker could not start (${describeExit(code, signal)})`, usage: false }
         stop()
-        if (Object.keys(cluster.workers).length === 0) finish()
+        if (running.size === 0) finish()
         return
       }
       if (signal || code !== 0) {
         const next = fork()
         say(`zcopy: worker ${worker.process.pid} ${describeExit(code, signal)}; started worker ${next.process.pid}`, { pid: worker.process.pid, code, signal, replacement: next.process.pid })
-      } else if (Object.keys(cluster.workers).length === 0) {
+      } else if (running.size === 0) {
         finish()
       }
     })
