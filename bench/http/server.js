@@ -84,6 +84,25 @@ const KINDS = {
       res.end(file.body)
     })
   },
+  // The same six headers through writeHead's fast path: Node formats them straight
+  // into the head without storing them, so res.getHeader (morgan) does not see
+  // them. Not a way to serve; the bound on what six headers can cost through
+  // Node's public API (opt-in).
+  'headers floor via writeHead (unseen by getHeader)' (root) {
+    const files = new Map()
+    return startHttp((req, res) => {
+      let file = files.get(req.url)
+      if (file === undefined) {
+        const name = path.join(root, req.url)
+        const stat = statOrNull(name)
+        if (stat === null) return notFound(res)
+        file = { body: fs.readFileSync(name), headers: Object.fromEntries(staticHeaders(name, stat)) }
+        files.set(req.url, file)
+      }
+      res.writeHead(200, file.headers)
+      res.end(file.body)
+    })
+  },
   // Not a file server either: what a static server built the usual way pays per
   // request, minus the file reading. A stat, six headers formatted from it, then
   // the body from memory (read once per path, as above).
@@ -189,6 +208,6 @@ async function startServer (kind, root, { workers = 1, tls = null, env = {}, wra
 // The references, not file servers: listed last, after nginx.
 const FLOORS = ['node:http res.end(buffer)', 'headers floor (6 × setHeader + res.end)', 'static floor (stat + setHeader + res.end)']
 // Run only when named in --servers.
-const OPT_IN = ['zcopy (Fastify)', 'zcopy (Fastify + allowedPath)', '@fastify/static + allowedPath']
+const OPT_IN = ['headers floor via writeHead (unseen by getHeader)', 'zcopy (Fastify)', 'zcopy (Fastify + allowedPath)', '@fastify/static + allowedPath']
 
 module.exports = { KINDS: Object.keys(KINDS), FLOORS, OPT_IN, startServer }
