@@ -57,7 +57,10 @@ describe('zcopy serve: graceful shutdown', () => {
 describe('zcopy serve: access log', () => {
   test('--log json: one object per request', async () => {
     const server = await startServe(root, ['--log', 'json'], { })
+    // Each line is awaited before the next request: fetch may use a connection
+    // per request, and a line is written when its response is over.
     await (await fetch(new URL('hello.txt', server.url))).text()
+    await waitForStdout(server.cli, /"path":"\/hello\.txt"/)
     await (await fetch(new URL('nope', server.url))).text()
     await waitForStdout(server.cli, /"path":"\/nope"/)
     const { code, stdout } = await server.stop()
