@@ -137,5 +137,5 @@ exports.handler = async argv => {
   if (argv.svg !== undefined) fs.writeFileSync(argv.svg, renderSvg(report))
   if (argv.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n')
   else if (argv.markdown) process.stdout.write(renderMarkdown(report))
-  else process.stdout.write(renderTable(report, argv.wide ? COLUMNS : NARROW))
+  else process.stdout.write(argv.wide ? renderTable(report, COLUMNS) : renderTable(report, NARROW, { fit: true }))
 }

@@ -16,20 +16,29 @@ function wrapMachine (text) {
   return lines
 }
 
-// A plain-text table for a terminal, one block per mode.
-function renderTable (report, columns = COLUMNS) {
-  const { results, baseline = 'stream' } = report
-  columns = withBaseline(columns, baseline)
+// The table's lines, its columns `gap` apart, one block per mode.
+function tableLines (report, columns, gap) {
+  const { results } = report
   const cells = results.map(row => columns.map(column => column.cell(row)))
   const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map(line => line[i].length)))
   const line = texts => texts.map((text, i) =>
-    columns[i].right ? text.padStart(widths[i]) : text.padEnd(widths[i])).join('  ').trimEnd()
-  const out = [...wrapMachine(describeReport(report)), '', line(columns.map(column => column.header))]
+    columns[i].right ? text.padStart(widths[i]) : text.padEnd(widths[i])).join(gap).trimEnd()
+  const out = [line(columns.map(column => column.header))]
   cells.forEach((texts, i) => {
     if (i > 0 && results[i].mode !== results[i - 1].mode) out.push('')
     out.push(line(texts))
   })
-  return out.join('\n') + '\n'
+  return out
+}
+
+// A plain-text table for a terminal. `fit`: the columns go one space apart
+// rather than two when that keeps every line within 80 characters (the figures'
+// widths depend on the machine: a loaded one has wider spreads and latencies).
+function renderTable (report, columns = COLUMNS, { fit = false } = {}) {
+  columns = withBaseline(columns, report.baseline ?? 'stream')
+  let lines = tableLines(report, columns, '  ')
+  if (fit && lines.some(line => line.length > TERMINAL_WIDTH)) lines = tableLines(report, columns, ' ')
+  return [...wrapMachine(describeReport(report)), '', ...lines].join('\n') + '\n'
 }
 
 module.exports = { renderTable }
