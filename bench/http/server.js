@@ -72,14 +72,8 @@ const KINDS = {
   'headers floor (6 × setHeader + res.end)' (root) {
     const files = new Map()
     return startHttp((req, res) => {
-      let file = files.get(req.url)
-      if (file === undefined) {
-        const name = path.join(root, req.url)
-        const stat = statOrNull(name)
-        if (stat === null) return notFound(res)
-        file = { body: fs.readFileSync(name), headers: staticHeaders(name, stat) }
-        files.set(req.url, file)
-      }
+      const file = readOnce(files, root, req.url, (headers) => headers)
+      if (file === null) return notFound(res)
       setHeaders(res, file.headers)
       res.end(file.body)
     })
@@ -91,14 +85,8 @@ const KINDS = {
   'headers floor via writeHead (unseen by getHeader)' (root) {
     const files = new Map()
     return startHttp((req, res) => {
-      let file = files.get(req.url)
-      if (file === undefined) {
-        const name = path.join(root, req.url)
-        const stat = statOrNull(name)
-        if (stat === null) return notFound(res)
-        file = { body: fs.readFileSync(name), headers: Object.fromEntries(staticHeaders(name, stat)) }
-        files.set(req.url, file)
-      }
+      const file = readOnce(files, root, req.url, Object.fromEntries)
+      if (file === null) return notFound(res)
       res.writeHead(200, file.headers)
       res.end(file.body)
     })
@@ -121,6 +109,21 @@ const KINDS = {
       res.end(body)
     })
   }
+}
+
+// The file at `url` under `root` as the header floors serve it, read and its six
+// headers formatted on its first request only (kept in `files`): { body,
+// headers: shape([name, value] pairs) }, or null when there is no such file.
+function readOnce (files, root, url, shape) {
+  let file = files.get(url)
+  if (file === undefined) {
+    const name = path.join(root, url)
+    const stat = statOrNull(name)
+    if (stat === null) return null
+    file = { body: fs.readFileSync(name), headers: shape(staticHeaders(name, stat)) }
+    files.set(url, file)
+  }
+  return file
 }
 
 function statOrNull (file) {
