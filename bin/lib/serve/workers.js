@@ -49,10 +49,10 @@ async function runWorker ({ zcopy, root, config, write }) {
 function runPrimary ({ zcopy, root, config, say, count }) {
   return new Promise(resolve => {
     const listening = new Map() // worker id → address, once it listens
-    // Workers not exited yet. Not cluster.workers: a worker leaves that only once
-    // its process has exited and its channel has closed, in either order, and
-    // when the close comes last no 'exit' sees the list empty (the primary then
-    // ran out of work and exited 0 without a word).
+    // Workers not exited yet, the primary's one list of them. Not cluster.workers:
+    // a worker leaves that only once its process has exited and its channel has
+    // closed, in either order, and when the close comes last no 'exit' sees the
+    // list empty (the primary then ran out of work and exited 0 without a word).
     const running = new Set()
     let announced = false
     let stopping = false
@@ -83,7 +83,7 @@ function runPrimary ({ zcopy, root, config, say, count }) {
       if (listening.size < count) return
       announced = true
       if (config.port !== 0 && address.port !== config.port) say(`zcopy: port ${config.port} is in use; using a free port instead`)
-      const pids = Object.values(cluster.workers).map(w => w.process.pid)
+      const pids = [...running].map(w => w.process.pid)
       const url = announceListening(say, { root, address, zcopy, config, workers: pids })
       if (config.open) openUrl(url, say)
     }
@@ -93,16 +93,16 @@ function runPrimary ({ zcopy, root, config, say, count }) {
       stopping = true
       if (failure === null) say('zcopy: stopping')
       // A worker may have exited (one that could not listen, right after saying
-      // so) before its channel's close reached the primary: the send then fails
-      // with EPIPE, which without a callback is an 'error' event nobody listens
-      // to, and the primary crashed (seen once on Node 24). Its exit is what
-      // counts, and cluster reports it.
-      for (const worker of Object.values(cluster.workers)) {
+      // so) before the primary handled its exit or its channel's close: the send
+      // then fails with EPIPE, which without a callback is an 'error' event
+      // nobody listens to, and the primary crashed (seen once on Node 24). Its
+      // exit is what counts, and cluster reports it.
+      for (const worker of running) {
         if (worker.isConnected()) worker.send({ type: STOP }, ignoreSendError)
       }
       // A worker that does not exit in time is killed.
       setTimeout(() => {
-        for (const worker of Object.values(cluster.workers)) worker.process.kill('SIGKILL')
+        for (const worker of running) worker.process.kill('SIGKILL')
       }, config.shutdownTimeout * 1000 + 5000).unref()
     }
 
