@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <new>
@@ -33,8 +34,9 @@ namespace {
 // Linux moves at most this much per sendfile(2) call.
 constexpr int64_t kMaxSendfileCount = 0x7ffff000;
 
-// At most this much is sent straight from the event loop, when the whole of it
-// is in the page cache: small responses then cost no thread-pool round trip.
+// At most this much is sent straight from the event loop at a time, when the
+// whole of it is in the page cache: small responses then cost no thread-pool
+// round trip, and a busy pool none per part of a big one (SendNext).
 constexpr int64_t kEagerLimit = 256 * 1024;
 
 // A pool job sending to a socket or pipe that fills waits for it right there
@@ -68,6 +70,24 @@ constexpr int kUnsentLimit = 256 * 1024;
 // then has nothing better to do for zcopy, whereas with several transfers under
 // way a thread waiting for one reader could be sending for another.
 std::atomic<int> stream_jobs{0};
+
+// The size of libuv's thread pool: UV_THREADPOOL_SIZE, 4 when unset, at most
+// 1024 (read once, as libuv reads it when the pool starts).
+int PoolThreads() {
+  static const int threads = [] {
+    const char* value = getenv("UV_THREADPOOL_SIZE");
+    const int n = value != nullptr ? atoi(value) : 0;
+    return n > 0 ? std::min(n, 1024) : 4;
+  }();
+  return threads;
+}
+
+// The pool is busy, for SendNext, from this many stream jobs per thread: with
+// one (four jobs for four threads), sending from the event loop lost 9 % of the
+// requests per second at 1 MiB with 16 connections over two workers; with two
+// it lost nothing there and gained 12 % with 256 (bench/http/compare-builds.js,
+// 2026-11-27).
+constexpr int kBusyJobsPerThread = 2;
 
 std::atomic<bool> cachestat_missing{false};
 
@@ -372,6 +392,7 @@ class TransferCore {
   int OpenDescriptors();
   bool SendEagerly(napi_env env);
   void QueueChunk(napi_env env);
+  void SendNext(napi_env env);
   void WaitWritable(napi_env env);
   void EnsureAsyncContext(napi_env env);
   ChunkResult RunChunk(int out, int in, int64_t max_bytes, uint64_t deadline = 0, bool may_wait = false);
@@ -787,8 +808,29 @@ void TransferCore::OnChunkDone(napi_env env) {
   } else if (result.again) {
     WaitWritable(env);
   } else {
-    QueueChunk(env);
+    SendNext(env);
   }
+}
+
+// The next part of a transfer to a socket or pipe that can take more. From the
+// event loop, as nginx sends, when the pool is busy with other transfers (a job
+// queued now would wait behind them, and the round trip to a thread and back
+// costs more CPU than the sendfile call) and the part is in the page cache;
+// from the pool otherwise, where the kernel's copy runs beside the JavaScript
+// thread and a disk read costs the loop nothing. On the loop at most
+// kEagerLimit per turn: a socket still taking more gets the rest after a turn
+// of the loop (its writability wait returns at once). Only zcopy's own jobs
+// are counted: what else waits in the pool is not known.
+void TransferCore::SendNext(napi_env env) {
+  const bool busy = stream_jobs.load(std::memory_order_relaxed) >= kBusyJobsPerThread * PoolThreads();
+  if (sink_ != Sink::kStream || !busy || !RangeCached(in_.Get(), offset_, std::min(remaining_, kEagerLimit))) {
+    QueueChunk(env);
+    return;
+  }
+  state_ = State::kWorking;  // an abort from onProgress is taken after the callback
+  result_ = RunChunk(out_.Get(), in_.Get(), kEagerLimit);
+  if (!result_.again && result_.error == 0 && !result_.eof && HasWork(result_)) result_.again = true;
+  OnChunkDone(env);
 }
 
 void TransferCore::ClosePoll() {
@@ -960,7 +1002,7 @@ void TransferCore::PollCallback(uv_poll_t* handle, int status, int /*events*/) {
       self->poll_error_ = status < 0 ? -status : 0;
       // Writable again this soon: the reader keeps up, the pool may wait for it.
       if (uv_hrtime() - self->poll_started_ < kPoolWaitNs) self->waits_in_pool_ = true;
-      self->QueueChunk(self->env_);
+      self->SendNext(self->env_);
     }
   }
   if (self->state_ == State::kDone) self->DropNapi();

@@ -1,0 +1,93 @@
+// Child process for busy-pool.test.mjs, run with UV_THREADPOOL_SIZE=4: the four
+// pool threads are held by fs.open() calls on a FIFO that has no writer yet,
+// then TRANSFERS transfers of a cached 1 MiB file start, each to a socket whose
+// peer reads everything. Each sends its first 256 KiB from the event loop; what
+// is left goes to the pool, where it waits for a thread, unless 8 jobs (twice
+// the pool) already wait there: it is then sent from the event loop. Prints one
+// JSON line: how many transfers completed while the pool was held, and what
+// every peer received once it was let go.
+'use strict'
+
+const crypto = require('node:crypto')
+const { execFileSync } = require('node:child_process')
+const fs = require('node:fs')
+const net = require('node:net')
+const os = require('node:os')
+const path = require('node:path')
+const { once } = require('node:events')
+const { pipeFile } = require('../../../lib')
+
+const TRANSFERS = 16
+const SIZE = 1024 * 1024
+const POOL_THREADS = 4
+const WAIT_MS = 20_000 // for the transfers that can finish while the pool is held
+
+async function pair (server) {
+  const accepted = once(server, 'connection')
+  const client = net.connect(server.address().port, '127.0.0.1')
+  await once(client, 'connect')
+  const [peer] = await accepted
+  return { client, peer }
+}
+
+function drain (socket) {
+  const hash = crypto.createHash('sha256')
+  let bytes = 0
+  socket.on('data', (chunk) => { bytes += chunk.length; hash.update(chunk) })
+  return once(socket, 'end').then(() => ({ bytes, sha256: hash.digest('hex') }))
+}
+
+async function main () {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-busy-pool-'))
+  const data = crypto.randomBytes(SIZE)
+  const file = path.join(dir, 'file.bin')
+  fs.writeFileSync(file, data)
+  fs.readFileSync(file) // in the page cache
+  const fifo = path.join(dir, 'fifo')
+  execFileSync('mkfifo', [fifo])
+  const server = net.createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const pairs = []
+  for (let i = 0; i < TRANSFERS; i++) pairs.push(await pair(server))
+
+  // Every pool thread waits in open() for the FIFO's writer.
+  const held = Array.from({ length: POOL_THREADS }, () => fs.promises.open(fifo, 'r'))
+  const fd = fs.openSync(file, 'r')
+  let completed = 0
+  const transfers = pairs.map(({ client, peer }) => {
+    const received = drain(peer)
+    const done = pipeFile(fd, client).then((result) => {
+      completed++
+      client.end()
+      return result.bytes
+    })
+    return { done, received }
+  })
+
+  const deadline = Date.now() + WAIT_MS
+  while (completed < TRANSFERS - 2 * POOL_THREADS && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200)) // none more can finish
+  const completedWhileHeld = completed
+
+  const writer = fs.openSync(fifo, 'r+') // a writer: the opens return
+  for (const handle of await Promise.all(held)) await handle.close()
+  fs.closeSync(writer)
+  const bytes = await Promise.all(transfers.map((t) => t.done))
+  const received = await Promise.all(transfers.map((t) => t.received))
+  fs.closeSync(fd)
+  server.close()
+  fs.rmSync(dir, { recursive: true, force: true })
+  process.stdout.write(JSON.stringify({
+    completedWhileHeld,
+    bytes,
+    received,
+    expected: { bytes: SIZE, sha256: crypto.createHash('sha256').update(data).digest('hex') }
+  }))
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
