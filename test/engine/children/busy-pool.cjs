@@ -15,11 +15,11 @@
 const crypto = require('node:crypto')
 const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
-const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { once } = require('node:events')
 const { pipeFile } = require('../../../lib')
+const { socketPair } = require('./socket-pair.cjs')
 
 const TRANSFERS = 16
 const SIZE = 1024 * 1024
@@ -27,14 +27,6 @@ const POOL_THREADS = 4
 const WAIT_MS = 20_000 // for the transfers that can finish while the pool is held
 const HANGUP = process.argv[2] === 'hangup'
 const HANGUP_AFTER = 256 * 1024
-
-async function pair (server) {
-  const accepted = once(server, 'connection')
-  const client = net.connect(server.address().port, '127.0.0.1')
-  await once(client, 'connect')
-  const [peer] = await accepted
-  return { client, peer }
-}
 
 function drain (socket) {
   const hash = crypto.createHash('sha256')
@@ -74,10 +66,8 @@ async function main () {
   const fifo = path.join(dir, 'fifo')
   execFileSync('mkfifo', [fifo])
   const descriptors = openDescriptors(dir)
-  const server = net.createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
   const pairs = []
-  for (let i = 0; i < TRANSFERS; i++) pairs.push(await pair(server))
+  for (let i = 0; i < TRANSFERS; i++) pairs.push(await socketPair())
 
   // Every pool thread waits in open() for the FIFO's writer.
   const held = Array.from({ length: POOL_THREADS }, () => fs.promises.open(fifo, 'r'))
@@ -118,8 +108,6 @@ async function main () {
     socket.destroy()
     return closed
   }))
-  server.close()
-  await once(server, 'close')
   const leftOpen = openDescriptors(dir) - descriptors
   fs.rmSync(dir, { recursive: true, force: true })
   process.stdout.write(JSON.stringify({

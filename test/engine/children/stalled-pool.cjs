@@ -3,23 +3,15 @@
 'use strict'
 
 const fs = require('node:fs')
-const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { once } = require('node:events')
 const { pipeFile } = require('../../../lib')
+const { socketPair } = require('./socket-pair.cjs')
 
 const STALLED = 8
 const SIZE = 64 * 1024 * 1024
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function pair (server) {
-  const accepted = once(server, 'connection')
-  const client = net.connect(server.address().port, '127.0.0.1')
-  await once(client, 'connect')
-  const [peer] = await accepted
-  return { client, peer }
-}
 
 async function main () {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-pool-'))
@@ -27,12 +19,10 @@ async function main () {
   const small = path.join(dir, 'small.txt')
   fs.writeFileSync(big, Buffer.alloc(SIZE, 7))
   fs.writeFileSync(small, 'small file')
-  const server = net.createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
 
   const transfers = []
   for (let i = 0; i < STALLED; i++) {
-    const { client, peer } = await pair(server)
+    const { client, peer } = await socketPair()
     peer.pause()
     const state = { client, peer, progress: 0, settled: false, received: 0 }
     state.done = pipeFile(big, client, { onProgress: (n) => { state.progress = n } })
@@ -76,7 +66,6 @@ async function main () {
     received: transfers.map((t) => t.received),
     size: SIZE
   }))
-  server.close()
   fs.rmSync(dir, { recursive: true, force: true })
 }
 
