@@ -60,8 +60,15 @@ async function startNginx (root, port, workers = 1, tls = null) {
   const prefix = mkdtempSync(join(tmpdir(), 'zcopy-nginx-'))
   writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix, workers, tls))
   const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: 'inherit' })
-  const ready = await waitForPort(port)
-  if (!ready) throw new Error('nginx did not start')
+  const failure = await Promise.race([
+    waitForPort(port).then((ready) => ready ? null : new Error('nginx did not start listening within 5 s')),
+    startFailure(child)
+  ])
+  if (failure !== null) {
+    child.kill('SIGKILL')
+    rmSync(prefix, { recursive: true, force: true })
+    throw failure
+  }
   return {
     pid: child.pid,
     async stop () {
@@ -70,6 +77,18 @@ async function startNginx (root, port, workers = 1, tls = null) {
       rmSync(prefix, { recursive: true, force: true })
     }
   }
+}
+
+// → a promise of the error that stops `child` before it listens: not installed
+// (spawn's ENOENT), or exited (a bad configuration, the port taken). Never
+// settles otherwise; 'error' is listened to so that it cannot go unhandled.
+function startFailure (child) {
+  return new Promise((resolve) => {
+    child.once('error', (err) => resolve(err.code === 'ENOENT'
+      ? new Error('nginx is not installed (apt-get install nginx-light): it is the anchor these benchmarks compare with')
+      : err))
+    child.once('exit', (code, signal) => resolve(new Error(`nginx exited before listening (${signal ?? `exit code ${code}`})`)))
+  })
 }
 
 async function waitForPort (port) {

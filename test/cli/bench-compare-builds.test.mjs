@@ -38,6 +38,14 @@ test('a base from which no addon loads: one line, exit code 2, no server started
   expect(fs.readdirSync(tmpdir)).toEqual([])
 })
 
+test('no nginx on the PATH: one line, exit code 2, no server started', async () => {
+  const { code, stdout, stderr } = await runCli(['--base', CHECKOUT], { cli: COMPARE, env: { TMPDIR: tmpdir, PATH: tmpdir } })
+  expect(code).toBe(2)
+  expect(stdout).toBe('')
+  expect(stderr).toBe('nginx is not installed (apt-get install nginx-light): it is the anchor of this comparison\n')
+  expect(fs.readdirSync(tmpdir)).toEqual([])
+})
+
 test('bad options: the usage line, exit code 2', async () => {
   for (const args of [[], ['--base', CHECKOUT, '--file', '2m'], ['--base', CHECKOUT, '--rounds', '0'], ['--base', CHECKOUT, '--connections', 'many'], ['--base', CHECKOUT, '--workers', '0'], ['--base', CHECKOUT, '--threads', '0'],
     ['--base', CHECKOUT, '--connections', '2', '--threads', '3']]) {
