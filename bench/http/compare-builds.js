@@ -29,7 +29,7 @@ const { join, resolve } = require('node:path')
 const { parseArgs } = require('node:util')
 const { selectCases, prepareCase } = require('./cases')
 const { freePort } = require('./free-port')
-const { nginxInstalled, startNginx } = require('./nginx')
+const { NOT_INSTALLED, nginxInstalled, startNginx } = require('./nginx')
 const { startZcopyServe } = require('./zcopy-serve')
 const { measure } = require('./load')
 const { formatRatios } = require('./stats')
@@ -87,7 +87,7 @@ async function main () {
   const { base, file, connections, rounds, seconds, workers, threads } = options()
   delete process.env.ZCOPY_NATIVE // addons are compared: neither side may fall back
   if (!nginxInstalled()) {
-    process.stderr.write('nginx is not installed (apt-get install nginx-light): it is the anchor of this comparison\n')
+    process.stderr.write(`${NOT_INSTALLED}\n`)
     process.exit(2)
   }
   const sides = { checkout: sideOf(null), base: sideOf(base) }

@@ -12,6 +12,9 @@ const { mkdtempSync, rmSync, writeFileSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 
+// What the benchmarks say when nginx is not on the PATH.
+const NOT_INSTALLED = 'nginx is not installed (apt-get install nginx-light): it is the anchor of these benchmarks'
+
 function nginxInstalled () {
   return spawnSync('nginx', ['-v']).status === 0
 }
@@ -61,7 +64,7 @@ async function startNginx (root, port, workers = 1, tls = null) {
   writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix, workers, tls))
   const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: 'inherit' })
   const failure = await Promise.race([
-    waitForPort(port).then((ready) => ready ? null : new Error('nginx did not start listening within 5 s')),
+    waitForPort(port, child).then((ready) => ready ? null : new Error('nginx did not start listening within 5 s')),
     startFailure(child)
   ])
   if (failure !== null) {
@@ -84,16 +87,17 @@ async function startNginx (root, port, workers = 1, tls = null) {
 // settles otherwise; 'error' is listened to so that it cannot go unhandled.
 function startFailure (child) {
   return new Promise((resolve) => {
-    child.once('error', (err) => resolve(err.code === 'ENOENT'
-      ? new Error('nginx is not installed (apt-get install nginx-light): it is the anchor these benchmarks compare with')
-      : err))
+    child.once('error', (err) => resolve(err.code === 'ENOENT' ? new Error(NOT_INSTALLED) : err))
     child.once('exit', (code, signal) => resolve(new Error(`nginx exited before listening (${signal ?? `exit code ${code}`})`)))
   })
 }
 
-async function waitForPort (port) {
+// → whether `port` accepts a connection within 5 s; false at once when `child`
+// has ended (startFailure says why).
+async function waitForPort (port, child) {
   const net = require('node:net')
   for (let attempt = 0; attempt < 100; attempt++) {
+    if (child.exitCode !== null || child.signalCode !== null) return false
     const connected = await new Promise((resolve) => {
       const socket = net.connect(port, '127.0.0.1')
       socket.once('connect', () => { socket.destroy(); resolve(true) })
@@ -105,4 +109,4 @@ async function waitForPort (port) {
   return false
 }
 
-module.exports = { nginxInstalled, nginxVersion, startNginx }
+module.exports = { NOT_INSTALLED, nginxInstalled, nginxVersion, startNginx }

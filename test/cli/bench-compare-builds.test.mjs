@@ -42,7 +42,7 @@ test('no nginx on the PATH: one line, exit code 2, no server started', async () 
   const { code, stdout, stderr } = await runCli(['--base', CHECKOUT], { cli: COMPARE, env: { TMPDIR: tmpdir, PATH: tmpdir } })
   expect(code).toBe(2)
   expect(stdout).toBe('')
-  expect(stderr).toBe('nginx is not installed (apt-get install nginx-light): it is the anchor of this comparison\n')
+  expect(stderr).toBe('nginx is not installed (apt-get install nginx-light): it is the anchor of these benchmarks\n')
   expect(fs.readdirSync(tmpdir)).toEqual([])
 })
 

@@ -9,13 +9,17 @@ import { createRequire } from 'node:module'
 const { startNginx } = createRequire(import.meta.url)('../../bench/http/nginx.js')
 
 let tmpdir
-let savedPath
+let saved
 beforeEach(() => {
   tmpdir = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-bench-nginx-'))
-  savedPath = process.env.PATH
+  saved = { PATH: process.env.PATH, TMPDIR: process.env.TMPDIR }
+  process.env.TMPDIR = tmpdir // where startNginx makes its prefix
 })
 afterEach(() => {
-  process.env.PATH = savedPath
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name]
+    else process.env[name] = value
+  }
   fs.rmSync(tmpdir, { recursive: true, force: true })
 })
 
@@ -24,12 +28,7 @@ const prefixesLeft = () => fs.readdirSync(tmpdir).filter((name) => name.startsWi
 
 test('not installed: rejects with what to install, no prefix left', async () => {
   process.env.PATH = path.join(tmpdir, 'empty')
-  process.env.TMPDIR = tmpdir
-  try {
-    await expect(startNginx(tmpdir, 1)).rejects.toThrow('nginx is not installed (apt-get install nginx-light)')
-  } finally {
-    delete process.env.TMPDIR
-  }
+  await expect(startNginx(tmpdir, 1)).rejects.toThrow('nginx is not installed (apt-get install nginx-light)')
   expect(prefixesLeft()).toEqual([])
 })
 
@@ -40,13 +39,8 @@ test('exits before listening: rejects with its exit code at once, no prefix left
   fs.mkdirSync(bin)
   fs.writeFileSync(path.join(bin, 'nginx'), '#!/bin/sh\nexit 3\n', { mode: 0o755 })
   process.env.PATH = bin
-  process.env.TMPDIR = tmpdir
   const started = Date.now()
-  try {
-    await expect(startNginx(tmpdir, 1)).rejects.toThrow('nginx exited before listening (exit code 3)')
-  } finally {
-    delete process.env.TMPDIR
-  }
+  await expect(startNginx(tmpdir, 1)).rejects.toThrow('nginx exited before listening (exit code 3)')
   expect(Date.now() - started).toBeLessThan(4000)
   expect(prefixesLeft()).toEqual([])
 })
