@@ -125,12 +125,16 @@ class DirectoryWatches {
   }
 }
 
-// The directories whose watches vouch for `file` below `root`: the root's parent
-// (a deploy that swaps the root's symlink renames in there), the root, and every
-// directory between the root and the file.
+// The directories whose watches vouch for `file` below `root`: the root, every
+// directory between the root and the file, and, when the root is a symbolic
+// link (`rootIsLink`), the root's parent, where a deploy that swaps it renames.
+// A root that is a directory vouches for itself: its own watch reports it moved
+// or deleted. Its parent is not watched, so that the writes to a file beside it
+// (a log) do not wake the server: inotify reports every one of them, and each
+// costs the event loop a read and a callback.
 // null when `file` is not below `root`.
-function directoriesOf (root, file) {
-  const dirs = [path.dirname(root), root]
+function directoriesOf (root, file, rootIsLink) {
+  const dirs = rootIsLink ? [path.dirname(root), root] : [root]
   const relative = path.relative(root, path.dirname(file))
   if (relative === '') return dirs
   if (relative.startsWith('..') || path.isAbsolute(relative)) return null

@@ -17,7 +17,8 @@
 //   or headers are never served; the old descriptor closes once its last user is done.
 // - Or, without that stat, while change notification vouches for it (lookup() and
 //   remember()): a request path found to name an entry is remembered once inotify
-//   watches every directory from the root's parent down to the file, and the path
+//   watches every directory from the root down to the file (and the root's parent
+//   when the root is a symbolic link a deploy may swap: see directoriesOf), and the path
 //   was found again, after the watches were set, to name the same file. Any event
 //   on the file or a directory on its way drops the entry and every remembered
 //   path through it. Where a watch cannot be set (network file systems, inotify's
@@ -227,10 +228,17 @@ class OpenFileCache {
       notifies = notifiesChanges(root)
       this.notifying.set(root, notifies)
     }
-    const dirs = (await notifies) ? directoriesOf(root, entry.path) : null
+    const rootIsLink = await isSymbolicLink(root)
+    const dirs = (await notifies) ? directoriesOf(root, entry.path, rootIsLink) : null
     if (dirs === null || (await isSymbolicLink(entry.path)) || entry.evicted) return false
     if (this.watches === null) this.watches = new DirectoryWatches((changed) => this.changed(changed), this.maxWatches)
     if (!this.watches.hold(dirs)) return false
+    // A root turned from a directory into a symbolic link (or back) before its
+    // watch was set: the watches may not be the ones that vouch for it.
+    if ((await isSymbolicLink(root)) !== rootIsLink || entry.evicted) {
+      this.watches.release(dirs)
+      return false
+    }
     entry.watched = dirs
     return true
   }

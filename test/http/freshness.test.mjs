@@ -143,6 +143,15 @@ describe('a remembered path follows the disk', () => {
       fs.writeFileSync(join(root, 'a.txt'), 'new root\n')
     })).toBe('new root\n')
   })
+
+  // A root that is a directory is watched by itself, not from its parent.
+  test('the root itself deleted and made again', async () => {
+    expect(await afterChange('/a.txt', () => {
+      fs.rmSync(root, { recursive: true })
+      fs.mkdirSync(root)
+      fs.writeFileSync(join(root, 'a.txt'), 'made again\n')
+    })).toBe('made again\n')
+  })
 })
 
 // A path remembered to name the first of several candidates (index files,
@@ -218,6 +227,25 @@ test('a root that is a symlink, swapped by a deploy', async () => {
     fs.symlinkSync('releases/2', join(base, 'current.next'))
     fs.renameSync(join(base, 'current.next'), join(base, 'current'))
   })).toBe('release two\n')
+})
+
+// A root that was a directory when its files were remembered, then made a symlink
+// (the first deploy of a site that used to be copied in place): from then on its
+// parent is watched too, and the next swap is seen.
+test('a root made a symlink, then swapped by a deploy', async () => {
+  fs.mkdirSync(join(base, 'releases/2'), { recursive: true })
+  fs.mkdirSync(join(base, 'releases/3'))
+  fs.writeFileSync(join(base, 'releases/2/a.txt'), 'release two\n')
+  fs.writeFileSync(join(base, 'releases/3/a.txt'), 'release three\n')
+  app = await serve()
+  expect(await afterChange('/a.txt', () => {
+    fs.renameSync(root, join(base, 'public-old'))
+    fs.symlinkSync('releases/2', root)
+  })).toBe('release two\n')
+  expect(await afterChange('/a.txt', () => {
+    fs.symlinkSync('releases/3', join(base, 'public.next'))
+    fs.renameSync(join(base, 'public.next'), root)
+  })).toBe('release three\n')
 })
 
 // Versions are whole files written aside and renamed into place, as deploys and

@@ -22,14 +22,26 @@ beforeAll(() => {
 })
 afterAll(() => removeTempDir(root))
 
-// inotify watches this process holds, as the kernel counts them.
-function inotifyWatches () {
-  let count = 0
+// The inodes of the inotify watches this process holds, as the kernel lists them
+// (one `inotify wd:HEX ino:HEX ...` line per watch), in hexadecimal.
+function watchedInodes () {
+  const inodes = []
   for (const [fd, target] of fdTable()) {
     if (target !== 'anon_inode:inotify') continue
-    count += fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').filter((line) => line.startsWith('inotify wd:')).length
+    for (const line of fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n')) {
+      const match = /^inotify wd:[0-9a-f]+ ino:([0-9a-f]+) /.exec(line)
+      if (match) inodes.push(match[1])
+    }
   }
-  return count
+  return inodes
+}
+
+function inotifyWatches () {
+  return watchedInodes().length
+}
+
+function inodeOf (dir) {
+  return fs.statSync(dir).ino.toString(16)
 }
 
 async function serving (options, run) {
@@ -92,11 +104,38 @@ test('the default bound holds a whole small site: one watch per directory, share
   const before = inotifyWatches()
   await serving({}, async (serve, get) => {
     for (let i = 0; i < 20; i++) await get(`/d${i}/deeper/f.txt`)
-    // The root's parent, the root, then two directories per file (the last
-    // ones set up just after their response, off its path).
-    expect(await eventually(() => serve.stats().watchedDirectories === 2 + 20 * 2)).toBe(true)
-    expect(inotifyWatches() - before).toBe(2 + 20 * 2)
+    // The root, then two directories per file (the last ones set up just after
+    // their response, off its path).
+    expect(await eventually(() => serve.stats().watchedDirectories === 1 + 20 * 2)).toBe(true)
+    expect(inotifyWatches() - before).toBe(1 + 20 * 2)
   })
+})
+
+// inotify reports every write to every entry of a watched directory: a busy log
+// file beside the root would wake the server for each line it gets. The root's
+// parent is watched only when the root is a symbolic link, which a deploy swaps
+// there.
+test('the root\'s parent is watched only when the root is a symbolic link', async () => {
+  const parent = path.dirname(root)
+  const link = path.join(parent, `${path.basename(root)}-current`)
+  fs.symlinkSync(root, link)
+  try {
+    for (const [served, watchesParent] of [[root, false], [link, true]]) {
+      const serve = zcopy.serveStatic(served)
+      const server = await listen((req, res) => serve(req, res, () => { res.statusCode = 404; res.end() }))
+      try {
+        expect((await request(server.port, '/d2/deeper/f.txt')).body.toString()).toBe('file 2\n')
+        expect(await eventually(() => serve.stats().watchedDirectories === (watchesParent ? 4 : 3))).toBe(true)
+        expect(watchedInodes()).toContain(inodeOf(root))
+        expect(watchedInodes().includes(inodeOf(parent))).toBe(watchesParent)
+      } finally {
+        await server.close()
+        await serve.close()
+      }
+    }
+  } finally {
+    fs.unlinkSync(link)
+  }
 })
 
 test('a bad maxWatches is a TypeError', () => {
