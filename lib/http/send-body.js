@@ -126,8 +126,8 @@ function bodyToSocket (req, res, fd, range) {
   return sendRange(fd, range.start, range.end - range.start + 1, res.socket).then(({ bytes, zeroCopy }) => {
     releaseIfClosing(res)
     res.end()
-    // A literal, not { ...sent, complete }: V8 builds a new hidden class for
-    // that spread on every response (a tenth of the user time of this callback).
+    // A literal, not { ...sent, complete }: V8 built a new hidden class for
+    // that spread on every response (3 % of the event loop's user time at 1 MiB).
     return { bytes, zeroCopy, complete: true }
   }, (err) => {
     if (!isDisconnect(err)) throw err
