@@ -125,16 +125,17 @@ class DirectoryWatches {
   }
 }
 
-// The directories whose watches vouch for `file` below `root`: the root, every
-// directory between the root and the file, and, when the root is a symbolic
-// link (`rootIsLink`), the root's parent, where a deploy that swaps it renames.
-// A root that is a directory vouches for itself: its own watch reports it moved
-// or deleted. Its parent is not watched, so that the writes to a file beside it
-// (a log) do not wake the server: inotify reports every one of them, and each
-// costs the event loop a read and a callback.
+// The directories whose watches vouch for `file` below `root`: the directory
+// that holds each symbolic link on the root's own path (`links`, from the
+// outermost, the root itself included when it is one), where a deploy that swaps
+// it renames (`current → releases/42`, with the root `current` or
+// `current/public`); then the root and every directory between it and the file.
+// A directory on the root's path that is no link is not watched from its parent:
+// the writes to a file beside it (a log) would wake the server, as inotify
+// reports every one of them.
 // null when `file` is not below `root`.
-function directoriesOf (root, file, rootIsLink) {
-  const dirs = rootIsLink ? [path.dirname(root), root] : [root]
+function directoriesOf (root, file, links) {
+  const dirs = [...new Set(links.map((link) => path.dirname(link))), root]
   const relative = path.relative(root, path.dirname(file))
   if (relative === '') return dirs
   if (relative.startsWith('..') || path.isAbsolute(relative)) return null

@@ -17,8 +17,9 @@
 //   or headers are never served; the old descriptor closes once its last user is done.
 // - Or, without that stat, while change notification vouches for it (lookup() and
 //   remember()): a request path found to name an entry is remembered once inotify
-//   watches every directory from the root down to the file (and the root's parent
-//   when the root is a symbolic link a deploy may swap: see directoriesOf), and the path
+//   watches every directory from the root down to the file (and the one holding
+//   each symbolic link on the root's way, which a deploy may swap: see
+//   directoriesOf), and the path
 //   was found again, after the watches were set, to name the same file. Any event
 //   on the file or a directory on its way drops the entry and every remembered
 //   path through it. Where a watch cannot be set (network file systems, inotify's
@@ -44,6 +45,19 @@ const SMALL_FILE = 64 * 1024 // the largest file kept in memory
 // cannot be told: not vouched for).
 function isSymbolicLink (file) {
   return lstatOf(file).then((stat) => stat.isSymbolicLink(), () => true)
+}
+
+// → Promise of the paths on the way to `dir`, `dir` included, that are symbolic
+// links, from the outermost. One that cannot be told is taken for a link: its
+// parent is watched (a watch too many costs an event now and then).
+function linksOnPath (dir) {
+  const ways = []
+  for (let at = dir; path.dirname(at) !== at; at = path.dirname(at)) ways.unshift(at)
+  return Promise.all(ways.map(isSymbolicLink)).then((links) => ways.filter((way, i) => links[i]))
+}
+
+function samePaths (a, b) {
+  return a.length === b.length && a.every((item, i) => item === b[i])
 }
 
 function sameFile (a, b) {
@@ -104,6 +118,7 @@ class OpenFileCache {
     this.notifying = new Map() // root → Promise of whether its file system reports changes
     this.relocating = new Set() // remember() calls waiting for their relocate()
     this.guarding = new Map() // a name → the entries its change drops, see guard()
+    this.links = new Set() // symbolic links on roots' ways that watches vouch for, see watch()
   }
 
   // The scope files below `root` are opened in: UNCONFINED for null (no root, or
@@ -228,17 +243,18 @@ class OpenFileCache {
       notifies = notifiesChanges(root)
       this.notifying.set(root, notifies)
     }
-    const rootIsLink = await isSymbolicLink(root)
-    const dirs = (await notifies) ? directoriesOf(root, entry.path, rootIsLink) : null
+    const links = await linksOnPath(root)
+    const dirs = (await notifies) ? directoriesOf(root, entry.path, links) : null
     if (dirs === null || (await isSymbolicLink(entry.path)) || entry.evicted) return false
     if (this.watches === null) this.watches = new DirectoryWatches((changed) => this.changed(changed), this.maxWatches)
     if (!this.watches.hold(dirs)) return false
-    // A root turned from a directory into a symbolic link (or back) before its
-    // watch was set: the watches may not be the ones that vouch for it.
-    if ((await isSymbolicLink(root)) !== rootIsLink || entry.evicted) {
+    // A directory on the root's way turned into a symbolic link (or back) before
+    // the watches were set: they may not be the ones that vouch for it.
+    if (!samePaths(await linksOnPath(root), links) || entry.evicted) {
       this.watches.release(dirs)
       return false
     }
+    for (const link of links) this.links.add(link)
     entry.watched = dirs
     return true
   }
@@ -285,7 +301,8 @@ class OpenFileCache {
     for (let dot = base.indexOf('.', 1); dot !== -1; dot = base.indexOf('.', dot + 1)) {
       this.lookups.delete(changed.slice(0, changed.length - base.length + dot))
     }
-    if (!this.watches.watches.has(changed)) return // not a directory anything was found through
+    // Not a directory anything was found through, nor a link on a root's way.
+    if (!this.watches.watches.has(changed) && !this.links.has(changed)) return
     const below = changed + path.sep
     for (const entry of this.entries.values()) {
       if (entry.path.startsWith(below)) this.evict(entry)

@@ -229,6 +229,22 @@ test('a root that is a symlink, swapped by a deploy', async () => {
   })).toBe('release two\n')
 })
 
+// Capistrano's layout: the root is a directory inside the release the symlink
+// names (current/public); the swap renames in the directory that holds `current`.
+test('a root below a symlink (current/public), swapped by a deploy', async () => {
+  for (const release of ['1', '2']) {
+    fs.mkdirSync(join(base, 'releases', release, 'public'), { recursive: true })
+    fs.writeFileSync(join(base, 'releases', release, 'public/a.txt'), `release ${release}\n`)
+  }
+  fs.symlinkSync('releases/1', join(base, 'current'))
+  root = join(base, 'current/public')
+  app = await serve()
+  expect(await afterChange('/a.txt', () => {
+    fs.symlinkSync('releases/2', join(base, 'current.next'))
+    fs.renameSync(join(base, 'current.next'), join(base, 'current'))
+  })).toBe('release 2\n')
+})
+
 // A root that was a directory when its files were remembered, then made a symlink
 // (the first deploy of a site that used to be copied in place): from then on its
 // parent is watched too, and the next swap is seen.

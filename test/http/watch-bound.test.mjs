@@ -114,7 +114,7 @@ test('the default bound holds a whole small site: one watch per directory, share
 // inotify reports every write to every entry of a watched directory: a busy log
 // file beside the root would wake the server for each line it gets. The root's
 // parent is watched only when the root is a symbolic link, which a deploy swaps
-// there.
+// there (likewise for a link further up the root's way: freshness.test.mjs).
 test('the root\'s parent is watched only when the root is a symbolic link', async () => {
   const parent = path.dirname(root)
   const link = path.join(parent, `${path.basename(root)}-current`)
