@@ -51,6 +51,21 @@ function cpuTime (pid) {
   return total
 }
 
+// → { user, system } seconds used so far by this process's children that have
+// ended and been waited for (/proc/self/stat's cutime and cstime): read before
+// and after a load generator runs, the difference is its CPU time. null without
+// /proc.
+function endedChildrenCpuTime () {
+  let text
+  try {
+    text = readFileSync('/proc/self/stat', 'utf8')
+  } catch {
+    return null
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  return { user: Number(fields[13]) / TICKS_PER_SECOND, system: Number(fields[14]) / TICKS_PER_SECOND }
+}
+
 // → { user, system } microseconds per request between two cpuTime() readings.
 function perRequest (before, after, requests) {
   if (before === null || after === null || requests === 0) return null
@@ -60,4 +75,4 @@ function perRequest (before, after, requests) {
   }
 }
 
-module.exports = { cpuTime, perRequest }
+module.exports = { cpuTime, endedChildrenCpuTime, perRequest }

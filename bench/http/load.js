@@ -1,12 +1,16 @@
 'use strict'
 
 // The load generator, always in its own process: wrk when installed (-t1 -c16,
-// the design's setting; -tN against N server workers), autocannon otherwise. → { tool, requests, requestsPerSecond, errors }
+// the design's setting; -tN against N server workers), autocannon otherwise.
+// → { tool, requests, requestsPerSecond, errors, cpu }, `cpu` the generator's own
+// { user, system } seconds (null without /proc): on a small machine it shares the
+// cores with the server, and what each response costs it counts too.
 // With `script` (wrk only), wrk runs that Lua file, which picks each request's
 // path; `args` are passed to its init().
 
 const { execFile, spawnSync } = require('node:child_process')
 const { promisify } = require('node:util')
+const { endedChildrenCpuTime } = require('./cpu')
 
 const run = promisify(execFile)
 
@@ -32,8 +36,12 @@ async function withAutocannon (url, { threads = 1, connections, seconds, script 
   return { tool: 'autocannon', requests: result.requests.total, requestsPerSecond: result.requests.average, errors: result.errors + result.non2xx }
 }
 
-function measure (url, options) {
-  return wrkInstalled ? withWrk(url, options) : withAutocannon(url, options)
+async function measure (url, options) {
+  const before = endedChildrenCpuTime()
+  const result = await (wrkInstalled ? withWrk(url, options) : withAutocannon(url, options))
+  const after = endedChildrenCpuTime()
+  const cpu = before === null || after === null ? null : { user: after.user - before.user, system: after.system - before.system }
+  return { ...result, cpu }
 }
 
 module.exports = { measure, loadTool: wrkInstalled ? 'wrk' : 'autocannon', wrkInstalled }

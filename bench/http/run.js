@@ -28,7 +28,7 @@
 // process), each zcopy row then compared with each other server.
 // Prints the machine, a markdown table of req/s (median, min–max over the rounds)
 // with ratios from the medians, one of the server's CPU time per request (Linux,
-// median round), then the memory check.
+// median round), one of the load generator's, then the memory check.
 
 const { randomInt } = require('node:crypto')
 const { mkdtempSync, rmSync } = require('node:fs')
@@ -134,8 +134,13 @@ async function runOnce (kind, root, target, { seconds, workers, connections, tls
     const load = (duration) => measure(url, { threads: workers, connections, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)] })
     await load(target.warmUpSeconds ?? WARM_UP_SECONDS) // caches, JIT
     const before = cpuTime(server.pid)
-    const { requests, requestsPerSecond, errors } = await load(seconds)
-    return { requestsPerSecond, cpu: perRequest(before, cpuTime(server.pid), requests), errors }
+    const { requests, requestsPerSecond, errors, cpu: clientCpu } = await load(seconds)
+    return {
+      requestsPerSecond,
+      cpu: perRequest(before, cpuTime(server.pid), requests),
+      clientCpu: clientCpu && perRequest({ user: 0, system: 0 }, clientCpu, requests),
+      errors
+    }
   } finally {
     await server.stop()
   }
@@ -179,9 +184,10 @@ async function main () {
         for (const kind of kinds) {
           const result = await runOnce(kind, root, targets[name], { seconds, workers: threads, connections: count, tls: certificate })
           results[label][kind].push(result)
-          const { requestsPerSecond, cpu, errors } = result
+          const { requestsPerSecond, cpu, clientCpu, errors } = result
           console.log(`round ${round}/${rounds}  ${label.padEnd(labelWidth)}  ${kind.padEnd(kindWidth)}  ` +
-            `${formatNumber(requestsPerSecond).padStart(8)} req/s${cpu ? `  ${formatCpu(cpu)} µs CPU/request` : ''}${errors ? `  (${errors} errors)` : ''}`)
+            `${formatNumber(requestsPerSecond).padStart(8)} req/s${cpu ? `  ${formatCpu(cpu)} µs CPU/request` : ''}` +
+            `${clientCpu ? `, ${loadTool} ${formatNumber(clientCpu.user + clientCpu.system)}` : ''}${errors ? `  (${errors} errors)` : ''}`)
         }
       }
     }

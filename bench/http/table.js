@@ -3,9 +3,11 @@
 // The result tables, markdown: one column per case, one row per server kind
 // (median of the rounds, min–max spread), then zcopy's ratios (the kind
 // `zcopy`) to each of the others: the median of the per-round ratios, where the
-// two ran back to back, with their min–max; then server CPU per request.
+// two ran back to back, with their min–max; then server CPU per request, and
+// the load generator's (it shares the machine's cores with the server).
 //
-// results: case → kind → [{ requestsPerSecond, cpu: { user, system } | null, errors }] (one per round)
+// results: case → kind → [{ requestsPerSecond, cpu: { user, system } | null,
+// clientCpu: { user, system } | null, errors }] (one per round)
 
 const { medianBy, formatNumber, formatSpread, formatRatios } = require('./stats')
 
@@ -60,26 +62,29 @@ function printTables (results, cases, kinds, rounds, zcopys) {
     console.log(row('zcopy (Express) ÷ express.static', cases.map((name) => ratio(runs(name, 'zcopy (Express)'), runs(name, 'express.static')))))
   }
   if (errors) console.log('\ncells marked * had errors or non-2xx responses in some round (see the log above)')
-  printCpuTable(results, cases, kinds, rounds)
+  printCpuTable(results, cases, kinds, rounds, 'cpu', 'server CPU µs/request, user + system')
+  printCpuTable(results, cases, kinds, rounds, 'clientCpu', 'load generator CPU µs/request (while loading that server), user + system')
 }
 
 function formatCpu ({ user, system }) {
   return `${formatNumber(user + system)} (${formatNumber(user)} + ${formatNumber(system)})`
 }
 
-// The round with the median total (for an even count, the mean of the middle two).
-function medianCpu (runs) {
-  const cpus = runs.map((run) => run.cpu)
+// The round with the median total of `field` (for an even count, the mean of the
+// middle two).
+function medianCpu (runs, field) {
+  const cpus = runs.map((run) => run[field] ?? null)
   if (cpus.includes(null)) return null
   return medianBy(cpus, ({ user, system }) => user + system)
 }
 
-// Server CPU per request, µs: total (user + system).
-function printCpuTable (results, cases, kinds, rounds) {
-  const cells = kinds.map((kind) => cases.map((name) => medianCpu(results[name][kind])))
+// CPU per request, µs: total (user + system), of `field` ('cpu': the server's,
+// 'clientCpu': the load generator's).
+function printCpuTable (results, cases, kinds, rounds, field, title) {
+  const cells = kinds.map((kind) => cases.map((name) => medianCpu(results[name][kind], field)))
   if (cells.every((cpus) => cpus.every((cpu) => cpu === null))) return
   const of = rounds > 1 ? `, median of ${rounds} rounds` : ''
-  console.log(`\n${header(`server CPU µs/request, user + system${of}`, cases)}`)
+  console.log(`\n${header(`${title}${of}`, cases)}`)
   kinds.forEach((kind, i) => {
     console.log(row(LABELS[kind] ?? kind, cells[i].map((cpu) => (cpu ? formatCpu(cpu) : 'n/a'))))
   })

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module'
 
 // The HTTP benchmark's CPU accounting (bench/http/cpu.js) on real processes: a
 // child that burns a known amount of CPU, counted on its own and as a child.
-const { cpuTime, perRequest } = createRequire(import.meta.url)('../../bench/http/cpu.js')
+const { cpuTime, endedChildrenCpuTime, perRequest } = createRequire(import.meta.url)('../../bench/http/cpu.js')
 
 const BURN_MS = 300
 const children = new Set()
@@ -44,6 +44,20 @@ test('cpuTime adds the live children of the process (nginx\'s workers)', async (
   const own = process.cpuUsage().user / 1e6
   const withChildren = cpuTime(process.pid).user
   expect(withChildren - own).toBeGreaterThanOrEqual(BURN_MS / 1000 - 0.05)
+})
+
+// The load generator's CPU: a child counts once it has ended and been waited for
+// (Node reaps it before 'exit'), and not before.
+test('endedChildrenCpuTime counts a child that ended, once it is waited for', async () => {
+  const before = endedChildrenCpuTime()
+  const child = await burningChild()
+  expect(endedChildrenCpuTime()).toEqual(before) // still running: not counted yet
+  child.kill()
+  await once(child, 'exit')
+  const after = endedChildrenCpuTime()
+  expect(after.user - before.user).toBeGreaterThanOrEqual(BURN_MS / 1000 - 0.02)
+  expect(after.user - before.user).toBeLessThan(BURN_MS / 1000 + 1)
+  expect(after.system).toBeGreaterThanOrEqual(before.system)
 })
 
 test('cpuTime is null for a process that is gone', async () => {

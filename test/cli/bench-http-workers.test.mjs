@@ -27,6 +27,11 @@ test('--workers 2: zcopy serve, sirv and nginx side by side, a table with ratios
   const rows = Object.fromEntries([...table.matchAll(/^\| (.+?) \| (.+?) \|$/gm)].map(([, label, cell]) => [label, cell]))
   for (const kind of ['zcopy serve', 'sirv']) expect(Number(rows[kind].replace(/,/g, ''))).toBeGreaterThan(0)
   expect(stdout).toMatch(/^\| zcopy serve \| [\d.]+ \([\d.]+ \+ [\d.]+\) \|$/m) // the CPU table
+  // The load generator's CPU while it loaded each server: something, not the whole machine.
+  const client = stdout.slice(stdout.indexOf('| load generator CPU'))
+  const clientCpu = /^\| zcopy serve \| ([\d,.]+) \([\d,.]+ \+ [\d,.]+\) \|$/m.exec(client)
+  expect(clientCpu).not.toBe(null)
+  expect(Number(clientCpu[1].replace(/,/g, ''))).toBeGreaterThan(0)
   expect(rows['zcopy ÷ sirv']).toMatch(/^\d+\.\d\d×$/)
   if (stdout.includes('nginx 1.')) expect(rows['zcopy ÷ nginx']).toMatch(/^\d+\.\d\d×$/)
   expect(stdout).not.toMatch(/errors|\*$/m)
