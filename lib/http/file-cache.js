@@ -248,13 +248,13 @@ class OpenFileCache {
     if (dirs === null || (await isSymbolicLink(entry.path)) || entry.evicted) return false
     if (this.watches === null) this.watches = new DirectoryWatches((changed) => this.changed(changed), this.maxWatches)
     if (!this.watches.hold(dirs)) return false
+    for (const link of links) this.links.add(link)
     // A directory on the root's way turned into a symbolic link (or back) before
     // the watches were set: they may not be the ones that vouch for it.
     if (!samePaths(await linksOnPath(root), links) || entry.evicted) {
       this.watches.release(dirs)
       return false
     }
-    for (const link of links) this.links.add(link)
     entry.watched = dirs
     return true
   }
