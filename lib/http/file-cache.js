@@ -56,10 +56,6 @@ function linksOnPath (dir) {
   return Promise.all(ways.map(isSymbolicLink)).then((links) => ways.filter((way, i) => links[i]))
 }
 
-function samePaths (a, b) {
-  return a.length === b.length && a.every((item, i) => item === b[i])
-}
-
 function sameFile (a, b) {
   return a === b || (a.ino === b.ino && a.dev === b.dev && a.size === b.size &&
     a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs)
@@ -119,6 +115,7 @@ class OpenFileCache {
     this.relocating = new Set() // remember() calls waiting for their relocate()
     this.guarding = new Map() // a name → the entries its change drops, see guard()
     this.links = new Set() // symbolic links on roots' ways that watches vouch for, see watch()
+    this.rootLinks = new Map() // root → Promise of the links on its way, see linksOf()
   }
 
   // The scope files below `root` are opened in: UNCONFINED for null (no root, or
@@ -132,7 +129,10 @@ class OpenFileCache {
         this.roots.delete(oldest)
         evicted.close()
       }
-      scope = new ConfinedRoot(root, (retired) => this.evictProvenBy(retired))
+      scope = new ConfinedRoot(root, (retired) => {
+        this.rootLinks.delete(root) // its name names another directory: its way may have changed
+        this.evictProvenBy(retired)
+      })
       this.roots.set(root, scope)
     }
     return scope
@@ -243,20 +243,34 @@ class OpenFileCache {
       notifies = notifiesChanges(root)
       this.notifying.set(root, notifies)
     }
-    const links = await linksOnPath(root)
+    const found = this.linksOf(root)
+    const links = await found
     const dirs = (await notifies) ? directoriesOf(root, entry.path, links) : null
     if (dirs === null || (await isSymbolicLink(entry.path)) || entry.evicted) return false
     if (this.watches === null) this.watches = new DirectoryWatches((changed) => this.changed(changed), this.maxWatches)
     if (!this.watches.hold(dirs)) return false
     for (const link of links) this.links.add(link)
-    // A directory on the root's way turned into a symbolic link (or back) before
-    // the watches were set: they may not be the ones that vouch for it.
-    if (!samePaths(await linksOnPath(root), links) || entry.evicted) {
+    // A change on the root's way came before the watches were set: they may not
+    // be the ones that vouch for it.
+    if (this.rootLinks.get(root) !== found || entry.evicted) {
       this.watches.release(dirs)
       return false
     }
     entry.watched = dirs
     return true
+  }
+
+  // → Promise of the symbolic links on `root`'s way (linksOnPath), looked up
+  // once, and again after an event on that way (see changed()) or once the root's
+  // name has come to name another directory (a directory on the way replaced:
+  // the sweep or a miss finds it; see scope()).
+  linksOf (root) {
+    let links = this.rootLinks.get(root)
+    if (links === undefined) {
+      links = linksOnPath(root)
+      this.rootLinks.set(root, links)
+    }
+    return links
   }
 
   // Makes a change of any of `names`, paths in the watched directory of the
@@ -300,6 +314,9 @@ class OpenFileCache {
     const base = path.basename(changed)
     for (let dot = base.indexOf('.', 1); dot !== -1; dot = base.indexOf('.', dot + 1)) {
       this.lookups.delete(changed.slice(0, changed.length - base.length + dot))
+    }
+    for (const root of this.rootLinks.keys()) {
+      if (root === changed || root.startsWith(changed + path.sep)) this.rootLinks.delete(root)
     }
     // Not a directory anything was found through, nor a link on a root's way.
     if (!this.watches.watches.has(changed) && !this.links.has(changed)) return
