@@ -114,7 +114,6 @@ class OpenFileCache {
     this.notifying = new Map() // root → Promise of whether its file system reports changes
     this.relocating = new Set() // remember() calls waiting for their relocate()
     this.guarding = new Map() // a name → the entries its change drops, see guard()
-    this.links = new Set() // symbolic links on roots' ways that watches vouch for, see watch()
     this.rootLinks = new Map() // root → Promise of the links on its way, see linksOf()
   }
 
@@ -249,7 +248,6 @@ class OpenFileCache {
     if (dirs === null || (await isSymbolicLink(entry.path)) || entry.evicted) return false
     if (this.watches === null) this.watches = new DirectoryWatches((changed) => this.changed(changed), this.maxWatches)
     if (!this.watches.hold(dirs)) return false
-    for (const link of links) this.links.add(link)
     // A change on the root's way came before the watches were set: they may not
     // be the ones that vouch for it.
     if (this.rootLinks.get(root) !== found || entry.evicted) {
@@ -315,11 +313,17 @@ class OpenFileCache {
     for (let dot = base.indexOf('.', 1); dot !== -1; dot = base.indexOf('.', dot + 1)) {
       this.lookups.delete(changed.slice(0, changed.length - base.length + dot))
     }
-    for (const root of this.rootLinks.keys()) {
-      if (root === changed || root.startsWith(changed + path.sep)) this.rootLinks.delete(root)
+    // A change on a root's way (a link swapped where its parent is watched):
+    // everything below it goes, and the links on that way are looked up again.
+    let onRootsWay = false
+    for (const root of this.notifying.keys()) {
+      if (root === changed || root.startsWith(changed + path.sep)) {
+        onRootsWay = true
+        this.rootLinks.delete(root)
+      }
     }
-    // Not a directory anything was found through, nor a link on a root's way.
-    if (!this.watches.watches.has(changed) && !this.links.has(changed)) return
+    // Not a directory anything was found through, nor on a root's way.
+    if (!onRootsWay && !this.watches.watches.has(changed)) return
     const below = changed + path.sep
     for (const entry of this.entries.values()) {
       if (entry.path.startsWith(below)) this.evict(entry)

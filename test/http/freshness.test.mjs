@@ -215,6 +215,12 @@ describe('a remembered path with precompressed siblings follows the disk', () =>
   })
 })
 
+// A deploy's swap: a new symlink renamed over the old one, in one step.
+function swapLink (link, target) {
+  fs.symlinkSync(target, `${link}.next`)
+  fs.renameSync(`${link}.next`, link)
+}
+
 test('a root that is a symlink, swapped by a deploy', async () => {
   fs.mkdirSync(join(base, 'releases'))
   fs.renameSync(root, join(base, 'releases/1'))
@@ -224,8 +230,7 @@ test('a root that is a symlink, swapped by a deploy', async () => {
   root = join(base, 'current')
   app = await serve()
   expect(await afterChange('/a.txt', () => {
-    fs.symlinkSync('releases/2', join(base, 'current.next'))
-    fs.renameSync(join(base, 'current.next'), join(base, 'current'))
+    swapLink(join(base, 'current'), 'releases/2')
   })).toBe('release two\n')
 })
 
@@ -240,8 +245,7 @@ test('a root below a symlink (current/public), swapped by a deploy', async () =>
   root = join(base, 'current/public')
   app = await serve()
   expect(await afterChange('/a.txt', () => {
-    fs.symlinkSync('releases/2', join(base, 'current.next'))
-    fs.renameSync(join(base, 'current.next'), join(base, 'current'))
+    swapLink(join(base, 'current'), 'releases/2')
   })).toBe('release 2\n')
 })
 
@@ -259,8 +263,7 @@ test('a root made a symlink, then swapped by a deploy', async () => {
     fs.symlinkSync('releases/2', root)
   })).toBe('release two\n')
   expect(await afterChange('/a.txt', () => {
-    fs.symlinkSync('releases/3', join(base, 'public.next'))
-    fs.renameSync(join(base, 'public.next'), root)
+    swapLink(root, 'releases/3')
   })).toBe('release three\n')
 })
 
