@@ -10,8 +10,9 @@ const { readdirSync, readFileSync } = require('node:fs')
 // Linux reports /proc times in USER_HZ, 100 on every mainstream architecture.
 const TICKS_PER_SECOND = 100
 
-// → { ppid, user, system } (seconds) of a live process, or null once it is gone.
-function processStat (pid) {
+// → the fields of /proc/PID/stat after the command name (the first is the
+// state, field 3), or null once the process is gone or without /proc.
+function statFields (pid) {
   let text
   try {
     text = readFileSync(`/proc/${pid}/stat`, 'utf8')
@@ -19,7 +20,13 @@ function processStat (pid) {
     return null
   }
   // The command name, in parentheses, may itself hold spaces and parentheses.
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  return text.slice(text.lastIndexOf(')') + 2).split(' ')
+}
+
+// → { ppid, user, system } (seconds) of a live process, or null once it is gone.
+function processStat (pid) {
+  const fields = statFields(pid)
+  if (fields === null) return null
   return {
     ppid: Number(fields[1]),
     user: Number(fields[11]) / TICKS_PER_SECOND,
@@ -56,13 +63,8 @@ function cpuTime (pid) {
 // and after a load generator runs, the difference is its CPU time. null without
 // /proc.
 function endedChildrenCpuTime () {
-  let text
-  try {
-    text = readFileSync('/proc/self/stat', 'utf8')
-  } catch {
-    return null
-  }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  const fields = statFields('self')
+  if (fields === null) return null
   return { user: Number(fields[13]) / TICKS_PER_SECOND, system: Number(fields[14]) / TICKS_PER_SECOND }
 }
 
