@@ -58,6 +58,11 @@ class DirectoryWatches {
     return this.watches.size
   }
 
+  // Whether `dir` is watched now.
+  has (dir) {
+    return this.watches.has(dir)
+  }
+
   // Takes a reference on each directory of `dirs`, watching those not watched yet.
   // → true when every one is watched; false (and no reference kept) otherwise.
   hold (dirs) {

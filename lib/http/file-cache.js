@@ -323,7 +323,7 @@ class OpenFileCache {
       }
     }
     // Not a directory anything was found through, nor on a root's way.
-    if (!onRootsWay && !this.watches.watches.has(changed)) return
+    if (!onRootsWay && !this.watches.has(changed)) return
     const below = changed + path.sep
     for (const entry of this.entries.values()) {
       if (entry.path.startsWith(below)) this.evict(entry)
@@ -389,9 +389,6 @@ class OpenFileCache {
     if (entry.evicted && entry.users === 0) this.closeEntry(entry)
   }
 
-  // Closes every descriptor not in use now, and the others as soon as they are
-  // released; root directories as soon as no open runs from them. Resolves once all
-  // of them are closed. The cache stays usable (it reopens what it needs).
   // What the cache holds now: open files, directories watched, bytes in memory.
   stats () {
     return {
@@ -401,6 +398,9 @@ class OpenFileCache {
     }
   }
 
+  // Closes every descriptor not in use now, and the others as soon as they are
+  // released; root directories as soon as no open runs from them. Resolves once all
+  // of them are closed. The cache stays usable (it reopens what it needs).
   clear () {
     for (const entry of this.entries.values()) this.evict(entry)
     for (const root of this.roots.values()) root.close()
