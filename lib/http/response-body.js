@@ -28,13 +28,42 @@ const spare = []
 const MAX_SPARE = 16
 const OWN_WRITES = new Set([http.ServerResponse.prototype.write, http2.Http2ServerResponse.prototype.write])
 
-function takeChunk () {
-  return spare.length > 0 ? spare.pop() : Buffer.allocUnsafe(CHUNK_SIZE)
+function toSpare (chunk) {
+  if (spare.length < MAX_SPARE) spare.push(chunk)
 }
 
-function giveBack (chunk) {
-  return (err) => {
-    if (!err && spare.length < MAX_SPARE) spare.push(chunk)
+// The chunks of one transfer: the next read goes into the chunk its last write
+// gave back, so that a transfer whose writes keep up holds one chunk from start
+// to end, taken from `spare` (or allocated) once. Handing every chunk back to
+// `spare` instead lost most of them under load: with 256 clients over TLS, 256
+// chunks in flight overflowed it, and V8's major collections ran without pause
+// (half of its helper threads' time, 2026-11-27). What comes back after the
+// transfer ended goes to `spare`.
+class TransferChunks {
+  constructor () {
+    this.free = null // a chunk Node is done with, for this transfer's next read
+    this.ended = false
+  }
+
+  take () {
+    const chunk = this.free ?? (spare.length > 0 ? spare.pop() : Buffer.allocUnsafe(CHUNK_SIZE))
+    this.free = null
+    return chunk
+  }
+
+  // The callback for the write of `chunk`.
+  giveBack (chunk) {
+    return (err) => {
+      if (err) return
+      if (!this.ended && this.free === null) this.free = chunk
+      else toSpare(chunk)
+    }
+  }
+
+  end () {
+    this.ended = true
+    if (this.free !== null) toSpare(this.free)
+    this.free = null
   }
 }
 
@@ -52,19 +81,23 @@ async function copyToResponse (fd, start, length, res, hangup) {
   })
   let done = 0
   const gone = () => ({ bytes: done, complete: false })
-  const reuse = OWN_WRITES.has(res.write)
-  while (done < length) {
-    if (hangup.gone) return gone()
-    const size = Math.min(CHUNK_SIZE, length - done)
-    const chunk = reuse ? takeChunk() : Buffer.allocUnsafe(size)
-    const { bytesRead } = await read(fd, chunk, 0, size, start + done)
-    if (hangup.gone) return gone()
-    if (bytesRead === 0) throw truncatedError(start + done, length - done)
-    done += bytesRead
-    const bytes = bytesRead < chunk.length ? chunk.subarray(0, bytesRead) : chunk
-    if (!(reuse ? res.write(bytes, giveBack(chunk)) : res.write(bytes)) && done < length) {
-      if (!(await drained())) return gone()
+  const chunks = OWN_WRITES.has(res.write) ? new TransferChunks() : null
+  try {
+    while (done < length) {
+      if (hangup.gone) return gone()
+      const size = Math.min(CHUNK_SIZE, length - done)
+      const chunk = chunks !== null ? chunks.take() : Buffer.allocUnsafe(size)
+      const { bytesRead } = await read(fd, chunk, 0, size, start + done)
+      if (hangup.gone) return gone()
+      if (bytesRead === 0) throw truncatedError(start + done, length - done)
+      done += bytesRead
+      const bytes = bytesRead < chunk.length ? chunk.subarray(0, bytesRead) : chunk
+      if (!(chunks !== null ? res.write(bytes, chunks.giveBack(chunk)) : res.write(bytes)) && done < length) {
+        if (!(await drained())) return gone()
+      }
     }
+  } finally {
+    if (chunks !== null) chunks.end()
   }
   if (hangup.gone) return gone()
   res.end()
