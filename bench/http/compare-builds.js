@@ -3,7 +3,7 @@
 // Two builds of zcopy side by side, with the tuned nginx as the anchor:
 //   node bench/http/compare-builds.js --base DIR [--file 1m] [--connections 16]
 //                                     [--rounds 6] [--seconds 3] [--workers 1]
-//                                     [--threads 1]
+//                                     [--threads 1] [--tls]
 // `zcopy serve` (the CLI, one process unless --workers) runs twice on the same
 // files: once from this checkout, once from DIR. DIR is either another checkout
 // (e.g. a `git worktree` of another commit, its node_modules installed or
@@ -16,7 +16,8 @@
 // Each round runs the three servers in a rotated order (each takes each place
 // equally often), `wrk -t1` for --seconds after one warm-up per server
 // (--workers N: `zcopy serve --workers N` and nginx's `worker_processes N`;
-// --threads N: `wrk -tN`, as bench/http/run.js loads N workers); the
+// --threads N: `wrk -tN`, as bench/http/run.js loads N workers; --tls: all
+// three over TLS 1.3 with one self-signed certificate, as run.js --tls); the
 // figures are the median of the per-round ratios with their min–max. A check
 // that both sides load an addon runs first: a DIR without one would measure the
 // pure-JS fallback (ZCOPY_NATIVE is ignored here for the same reason).
@@ -33,13 +34,14 @@ const { NOT_INSTALLED, nginxInstalled, startNginx } = require('./nginx')
 const { startZcopyServe } = require('./zcopy-serve')
 const { measure } = require('./load')
 const { formatRatios } = require('./stats')
+const { makeCertificate } = require('./tls')
 
 const CHECKOUT = join(__dirname, '..', '..')
 const CHECKOUT_CLI = join(CHECKOUT, 'bin', 'zcopy.js')
 const WARM_UP_SECONDS = 1
 
 function usage () {
-  process.stderr.write('usage: compare-builds.js --base DIR [--file 4k|64k|1m|100m|files-100|files-5000|files-5000-zipf] [--connections N] [--rounds N] [--seconds N] [--workers N] [--threads N]\n')
+  process.stderr.write('usage: compare-builds.js --base DIR [--file 4k|64k|1m|100m|files-100|files-5000|files-5000-zipf] [--connections N] [--rounds N] [--seconds N] [--workers N] [--threads N] [--tls]\n')
   process.exit(2)
 }
 
@@ -52,7 +54,8 @@ function options () {
       rounds: { type: 'string', default: '6' },
       seconds: { type: 'string', default: '3' },
       workers: { type: 'string', default: '1' },
-      threads: { type: 'string', default: '1' }
+      threads: { type: 'string', default: '1' },
+      tls: { type: 'boolean', default: false }
     }
   })
   let cases
@@ -65,7 +68,7 @@ function options () {
   if (!values.base || cases.length !== 1 || !counts.every((n) => Number.isInteger(n) && n > 0)) usage()
   const [connections, rounds, seconds, workers, threads] = counts
   if (threads > connections) usage() // wrk: every thread needs a connection
-  return { base: resolve(values.base), file: cases[0], connections, rounds, seconds, workers, threads }
+  return { base: resolve(values.base), file: cases[0], connections, rounds, seconds, workers, threads, tls: values.tls }
 }
 
 // How to run zcopy serve from `dir` (null: this checkout): { cwd, cli, env }.
@@ -84,7 +87,7 @@ function binaryOf ({ cwd, env }) {
 }
 
 async function main () {
-  const { base, file, connections, rounds, seconds, workers, threads } = options()
+  const { base, file, connections, rounds, seconds, workers, threads, tls } = options()
   delete process.env.ZCOPY_NATIVE // addons are compared: neither side may fall back
   if (!nginxInstalled()) {
     process.stderr.write(`${NOT_INSTALLED}\n`)
@@ -101,15 +104,17 @@ async function main () {
   }
   const root = mkdtempSync(join(tmpdir(), 'zcopy-compare-'))
   const target = prepareCase(root, file)
+  const certificate = tls ? makeCertificate() : null
   const servers = {}
   try {
     const nginxPort = await freePort()
-    servers.nginx = { ...await startNginx(root, nginxPort, workers), port: nginxPort }
+    servers.nginx = { ...await startNginx(root, nginxPort, workers, certificate), port: nginxPort }
     for (const name of ['checkout', 'base']) {
-      servers[name] = await startZcopyServe(root, workers, { env: sides[name].env, cli: sides[name].cli })
+      servers[name] = await startZcopyServe(root, workers, { tls: certificate, env: sides[name].env, cli: sides[name].cli })
     }
     const names = ['checkout', 'base', 'nginx']
-    const load = (name, duration) => measure(`http://127.0.0.1:${servers[name].port}${target.path ?? '/'}`, {
+    const scheme = tls ? 'https' : 'http'
+    const load = (name, duration) => measure(`${scheme}://127.0.0.1:${servers[name].port}${target.path ?? '/'}`, {
       threads, connections, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)]
     })
     for (const name of names) await load(name, target.warmUpSeconds ?? WARM_UP_SECONDS)
@@ -121,12 +126,13 @@ async function main () {
       console.log(`round ${round + 1}/${rounds}: ${order.map((name) => `${name} ${Math.round(rps[name][round])}`).join(', ')} req/s`)
     }
     const ratio = (a, b) => rps[a].map((value, i) => value / rps[b][i])
-    console.log(`${file}, ${connections} connections, ${workers} worker${workers > 1 ? 's' : ''}, wrk -t${threads}, ${rounds} rounds: checkout ÷ nginx ${formatRatios(ratio('checkout', 'nginx'))}, ` +
+    console.log(`${file}${tls ? ' over TLS 1.3' : ''}, ${connections} connections, ${workers} worker${workers > 1 ? 's' : ''}, wrk -t${threads}, ${rounds} rounds: checkout ÷ nginx ${formatRatios(ratio('checkout', 'nginx'))}, ` +
       `base ÷ nginx ${formatRatios(ratio('base', 'nginx'))}, checkout ÷ base ${formatRatios(ratio('checkout', 'base'))}`)
     console.log(`checkout: ${sides.checkout.cli} with ${binaries.checkout}; base: ${sides.base.cli} with ${binaries.base}`)
   } finally {
     await Promise.all(Object.values(servers).map((server) => server.stop()))
     rmSync(root, { recursive: true, force: true })
+    if (certificate !== null) certificate.remove()
   }
 }
 

@@ -29,6 +29,17 @@ test.skipIf(!nginxAndWrk)('a base that loads: three servers in rotated rounds, t
   expect(fs.readdirSync(tmpdir)).toEqual([]) // the served file and nginx's prefix removed
 })
 
+test.skipIf(!nginxAndWrk)('--tls: the three servers over TLS 1.3, the certificate removed afterwards', async () => {
+  const cli = startCli(['--base', CHECKOUT, '--file', '64k', '--rounds', '1', '--seconds', '1', '--tls'], { cli: COMPARE, env: { TMPDIR: tmpdir } })
+  const { code, stdout, stderr } = await cli.output()
+  expect(await groupGone(cli)).toBe(true)
+  expect(stderr).toBe('')
+  expect(code).toBe(0)
+  expect(stdout).toMatch(/^round 1\/1: checkout [1-9]\d*, base [1-9]\d*, nginx [1-9]\d* req\/s$/m) // every server answered HTTPS
+  expect(stdout).toMatch(/^64k over TLS 1\.3, 16 connections, 1 worker, wrk -t1, 1 rounds: checkout ÷ nginx /m)
+  expect(fs.readdirSync(tmpdir)).toEqual([]) // the certificate's folder too
+})
+
 // A base without an addon would measure the pure-JS fallback under the addon's name.
 test('a base from which no addon loads: one line, exit code 2, no server started', async () => {
   const { code, stdout, stderr } = await runCli(['--base', tmpdir], { cli: COMPARE, env: { TMPDIR: tmpdir } })
