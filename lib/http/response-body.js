@@ -20,9 +20,9 @@ const read = promisify(fs.read)
 const CHUNK_SIZE = 256 * 1024
 
 // Chunks whose bytes Node is done with, for the next transfers: up to 64 (16
-// MiB), which 256 TLS clients of 1 MiB responses overflowed 0.7 times per
-// response with 16 kept, 0.14 with 64 (1.15x the responses per second,
-// 2026-11-27). A chunk comes back only from a write's callback without an
+// MiB). 256 TLS clients of 1 MiB responses still allocated 0.7 chunks per
+// response with 16 kept, 0.14 with 64 (1.09x and 1.15x the responses per
+// second in two runs, 2026-11-27). A chunk comes back only from a write's callback without an
 // error, and only when res.write is Node's own: a middleware that replaced it
 // may call back before it is done with the bytes (or never: then nothing comes
 // back).
