@@ -104,9 +104,10 @@ async function main () {
   }
   const root = mkdtempSync(join(tmpdir(), 'zcopy-compare-'))
   const target = prepareCase(root, file)
-  const certificate = tls ? makeCertificate() : null
   const servers = {}
+  let certificate = null
   try {
+    if (tls) certificate = makeCertificate()
     const nginxPort = await freePort()
     servers.nginx = { ...await startNginx(root, nginxPort, workers, certificate), port: nginxPort }
     for (const name of ['checkout', 'base']) {

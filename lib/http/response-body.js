@@ -22,10 +22,10 @@ const CHUNK_SIZE = 256 * 1024
 // Chunks whose bytes Node is done with, for the next transfers: up to 64 (16
 // MiB). 256 TLS clients of 1 MiB responses still allocated 0.7 chunks per
 // response with 16 kept, 0.14 with 64 (1.09x and 1.15x the responses per
-// second in two runs, 2026-11-27). A chunk comes back only from a write's callback without an
-// error, and only when res.write is Node's own: a middleware that replaced it
-// may call back before it is done with the bytes (or never: then nothing comes
-// back).
+// second in two runs, 2026-11-27). A chunk comes back only from a write's
+// callback without an error, and only when res.write is Node's own: a
+// middleware that replaced it may call back before it is done with the bytes
+// (or never: then nothing comes back).
 const spares = new ChunkSpares({ chunkSize: CHUNK_SIZE, max: 64, idleMs: 10_000 })
 const OWN_WRITES = new Set([http.ServerResponse.prototype.write, http2.Http2ServerResponse.prototype.write])
 
