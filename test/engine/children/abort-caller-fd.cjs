@@ -116,7 +116,20 @@ async function main () {
     outcome = { code: err.code, name: err.name }
   }
   clearInterval(feeder)
-  while (writing) await new Promise((resolve) => setTimeout(resolve, 10))
+  // The transfer reads no more: a write still in flight may wait on a full FIFO
+  // for ever (a pool thread of this child, seen once under a CI run's load), so
+  // a reader of our own drains it until that write is done.
+  const drain = fs.openSync(sourcePath, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+  const drained = Buffer.alloc(1 << 16)
+  while (writing) {
+    try {
+      while (fs.readSync(drain, drained) > 0);
+    } catch (err) {
+      if (err.code !== 'EAGAIN') throw err
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  fs.closeSync(drain)
   await new Promise((resolve) => setTimeout(resolve, 100))
 
   // The caller's descriptors are the caller's: still open, still usable.
