@@ -15,9 +15,11 @@
 // percent-encoded) is refused with 403, so that no file is served past another
 // route that guards its path (see ./fastify/request-path.js).
 //
-// A file is written by zcopy on the raw response after reply.hijack(): onSend
-// hooks do not see its body. Not found goes to Fastify's not-found handler, other
-// errors to its error handler. The open files close with the Fastify instance.
+// A file's answer goes out through the reply: onSend hooks see its body, a
+// Readable with the file's `path` (@fastify/compress may replace it); left as it
+// is, zcopy sends it (see ./fastify/reply.js). Not found goes to Fastify's
+// not-found handler, other errors to its error handler. The open files close
+// with the Fastify instance.
 
 const path = require('node:path')
 const fp = require('fastify-plugin')
@@ -28,7 +30,7 @@ const errors = require('./fastify/errors')
 const { addFileRoutes } = require('./fastify/file-routes')
 const { checkRoot, normalizeRoot } = require('./fastify/options')
 const { FORBIDDEN, pathBelowPrefix, prefixMatcher, redirectUrl } = require('./fastify/request-path')
-const { answerWithUrl, replySetHeaders } = require('./fastify/reply')
+const { FASTIFY_DELIVERY, answerWithUrl, replySetHeaders } = require('./fastify/reply')
 const { pathSender } = require('./fastify/send-path')
 
 const { FST_STATIC_FORBIDDEN_PATH, FST_STATIC_INVALID_OPTION_VALUE } = errors
@@ -79,7 +81,7 @@ async function zcopyFastify (fastify, givenOptions) {
     const own = pick(callOptions || {}, CALL_OPTIONS) // plain values: JSON is their key
     const key = Object.keys(own).length === 0 ? dir : dir + '\0' + JSON.stringify(own)
     let handler = handlers.get(key)
-    if (handler === undefined) handler = createStaticHandler(dir, { ...baseOptions, ...own, redirect: false }, { exactSpelling: true })
+    if (handler === undefined) handler = createStaticHandler(dir, { ...baseOptions, ...own, redirect: false }, { exactSpelling: true, delivery: FASTIFY_DELIVERY })
     handlers.delete(key) // re-inserted last: the Map's order is the LRU order
     handlers.set(key, handler)
     if (handlers.size > pinned.size + MAX_CALL_HANDLERS) {
@@ -145,28 +147,42 @@ async function zcopyFastify (fastify, givenOptions) {
   const fast = !Array.isArray(opts.root) && !opts.preCompressed && !opts.list && opts.onFile === undefined
   const rootHandler = fast ? handlerFor(opts.root) : null
   const namesOnlyItself = (pathname) => !pathname.endsWith('/') && rootHandler.options.extensions.length === 0
+  const answerPath = (request, reply, pathname) => {
+    if (fast && !request.raw.url.includes('%') && (!opts.allowedPath || namesOnlyItself(pathname))) {
+      let allowed = false
+      if (opts.allowedPath) {
+        if (!opts.allowedPath(path.posix.normalize(pathname), opts.root, request)) {
+          reply.callNotFound()
+          return Promise.resolve()
+        }
+        allowed = true
+      }
+      // Without '%', the path below the prefix is as the request wrote it.
+      return answerWithUrl(rootHandler, request, reply, pathname, opts.contentType).then((answered) => {
+        if (!answered) return sendPath(request, reply, pathname, opts.root, { spelling: true, allowed })
+      })
+    }
+    return sendPath(request, reply, pathname, opts.root, { spelling: true })
+  }
   let matchPrefix = null
   fastify.route({
     ...routeOptions,
     method: ['HEAD', 'GET'],
     path: prefix + '*',
+    // Returns nothing: the reply answers (a promise that resolved before its
+    // body went out would have Fastify answer a second time).
     handler (request, reply) {
       if (matchPrefix === null) matchPrefix = prefixMatcher(request.routeOptions.url)
       const pathname = pathBelowPrefix(request.raw.url, matchPrefix)
-      if (pathname === FORBIDDEN) return reply.send(new FST_STATIC_FORBIDDEN_PATH())
-      if (pathname === undefined) return reply.callNotFound()
-      if (fast && !request.raw.url.includes('%') && (!opts.allowedPath || namesOnlyItself(pathname))) {
-        let allowed = false
-        if (opts.allowedPath) {
-          if (!opts.allowedPath(path.posix.normalize(pathname), opts.root, request)) return reply.callNotFound()
-          allowed = true
-        }
-        // Without '%', the path below the prefix is as the request wrote it.
-        return answerWithUrl(rootHandler, request, reply, pathname, opts.contentType).then((answered) => {
-          if (!answered) return sendPath(request, reply, pathname, opts.root, { spelling: true, allowed })
-        })
+      if (pathname === FORBIDDEN) {
+        reply.send(new FST_STATIC_FORBIDDEN_PATH())
+        return
       }
-      return sendPath(request, reply, pathname, opts.root, { spelling: true })
+      if (pathname === undefined) {
+        reply.callNotFound()
+        return
+      }
+      answerPath(request, reply, pathname).catch((err) => reply.send(err))
     }
   })
   if (opts.redirect === true && prefix !== opts.prefix) {

@@ -114,7 +114,9 @@ function found (req, res, file, options, cache, onFound) {
 // HttpError for 412 and 416 (nothing sent yet), or with the transfer's error when
 // the body failed midway (the response is then destroyed). An answer with no body
 // to wait for (HEAD, 304, a body from memory) settles in this call: the
-// promise returned is then ANSWERED.
+// promise returned is then ANSWERED. So does one whose body an adapter's delivery
+// took (see RESPONSE below): the file is released once that body is done, and a
+// failure then goes to the delivery.
 function respond (req, res, file, options, cache) {
   const { entry } = file
   let sent
@@ -132,10 +134,14 @@ function respond (req, res, file, options, cache) {
     }
     return ANSWERED
   }
-  return sent.then((sent) => answered(res, sent, options, cache, entry), (err) => {
+  const done = sent.then((sent) => answered(res, sent, options, cache, entry), (err) => {
     cache.release(entry)
     throw err
   })
+  const delivery = deliveryOf(options)
+  if (!delivery.handsOver) return done
+  done.catch((err) => delivery.failed(req, res, err))
+  return ANSWERED
 }
 
 // `sent`: what the body was (see sendBody), or null when there was none.
@@ -144,17 +150,39 @@ function answered (res, sent, options, cache, entry) {
   if (sent !== null && options.onSent) options.onSent(res, sent)
 }
 
-// Status and headers, then the body: the promise of sendBody; what was sent from
-// memory; or null when there is no body (HEAD, 304, an empty range).
+// How an answer leaves once its status and headers are on `res`: by default
+// through Node's response object itself (serveStatic, sendFile, zcopy/koa). An
+// adapter may pass its own as the handler's `delivery`, which hands the answer
+// to its framework instead, whose hooks then see the body (zcopy/fastify: see
+// adapters/fastify/reply.js): `handsOver` true, and `file()` returns at once a
+// promise of what onSent hears (a FileBody's `done`); `failed(req, res, err)`
+// hears a body that failed midway.
+const RESPONSE = Object.freeze({
+  handsOver: false,
+  // No body: HEAD, 304, an empty range.
+  none (req, res, entry) { res.end() },
+  // The whole body, from memory: Node writes the head and these bytes together.
+  bytes (req, res, entry, bytes) { res.end(bytes) },
+  // An inclusive byte range of the open file. → Promise of what onSent hears.
+  file (req, res, entry, range, ownEncoding) { return sendBody(req, res, entry.fd, range, { ownEncoding }) }
+})
+
+function deliveryOf (options) {
+  return options.delivery || RESPONSE
+}
+
+// Status and headers, then the body: the promise of its delivery; what was sent
+// from memory; or null when there is no body (HEAD, 304, an empty range).
 function answer (req, res, { entry, typePath, encoding, vary }, options) {
   if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
   const present = setFileHeaders(res, { file: entry, typePath, encoding, vary }, options)
+  const delivery = deliveryOf(options)
   if (isConditional(req)) {
     if (preconditionFailed(req, res)) throw httpError(412)
     if (notModified(req, res)) {
       removeContentHeaders(res)
       res.statusCode = 304
-      res.end()
+      delivery.none(req, res, entry)
       return null
     }
   }
@@ -163,15 +191,14 @@ function answer (req, res, { entry, typePath, encoding, vary }, options) {
   const length = range.end - range.start + 1
   setContentLength(res, present, length)
   if (req.method === 'HEAD' || length === 0) {
-    res.end()
+    delivery.none(req, res, entry)
     return null
   }
   if (entry.body !== null) {
-    // Small and hot: Node writes the head and these bytes together.
-    res.end(length === size ? entry.body : entry.body.subarray(range.start, range.end + 1))
+    delivery.bytes(req, res, entry, length === size ? entry.body : entry.body.subarray(range.start, range.end + 1))
     return fromMemory(length)
   }
-  return sendBody(req, res, entry.fd, range, { ownEncoding: encoding !== null })
+  return delivery.file(req, res, entry, range, encoding !== null)
 }
 
 module.exports = { ANSWERED, checkDirectoryConfinement, openLocated, serveFile }

@@ -68,12 +68,14 @@ function optionsOrDefaults (options) {
 // /dir is answered with /dir/'s index, as if the slash were there).
 // `exactSpelling` (zcopy/fastify's, as @fastify/static): a request path is served
 // only as spelled on disk, not through a case-folding alias (see ./spelling); one
-// that is not is not found (the adapter answers 403).
-function createStaticHandler (root, givenOptions, { directories = 'redirect', exactSpelling = false } = {}) {
+// that is not is not found (the adapter answers 403). `delivery`: how a file's
+// answer leaves, when not through the response object itself (see serve-file.js).
+function createStaticHandler (root, givenOptions, { directories = 'redirect', exactSpelling = false, delivery } = {}) {
   if (!root) throw new TypeError('root path required')
   if (typeof root !== 'string') throw new TypeError('root path must be a string')
   const options = optionsOrDefaults(givenOptions)
-  const opts = normalizeOptions({ ...options, root: path.resolve(root) })
+  const normalized = normalizeOptions({ ...options, root: path.resolve(root) })
+  const opts = delivery === undefined ? normalized : Object.freeze({ ...normalized, delivery })
   const fallthrough = options.fallthrough !== false
   const redirect = options.redirect !== false
   const maxOpenFiles = options.maxOpenFiles === undefined ? DEFAULT_MAX_OPEN_FILES : options.maxOpenFiles

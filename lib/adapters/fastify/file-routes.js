@@ -11,9 +11,10 @@ async function addFileRoutes (fastify, { opts, prefix, routeOptions, sendPath })
   const indexes = new Set(opts.index === undefined ? ['index.html'] : [].concat(opts.index))
   const indexDirs = new Map()
   const routes = new Set()
+  // Returns nothing: the reply answers (see ../fastify.js).
   const handler = (request, reply) => {
     const { file, rootPath } = request.routeOptions.config
-    return sendPath(request, reply, file, rootPath)
+    sendPath(request, reply, file, rootPath).catch((err) => reply.send(err))
   }
   const addRoute = (url, file, rootPath) => {
     fastify.route({ ...routeOptions, method: ['HEAD', 'GET'], url, handler, config: { file, rootPath } })

@@ -1,15 +1,20 @@
 'use strict'
 
-// Answers a Fastify reply with a file through a zcopy static handler: zcopy
-// writes the response itself on the raw response, after reply.hijack(), so
-// onSend hooks never see a body. What the reply carries by then goes out with
-// the file, as @fastify/static sends it: the status set with reply.code(), the
-// headers set with reply.header() (by hooks, by the route) except those the file
-// itself sets (its Content-Type, validators, Cache-Control, Accept-Ranges), then
-// the ones `setHeaders(reply, path, stat)` sets, then the plugin's own
-// (precompressed: Vary, Content-Type, Content-Encoding).
+// Answers a Fastify reply with a file through a zcopy static handler. The
+// answer goes out through the reply, as @fastify/static's does: the status
+// set with reply.code(), the headers set with reply.header() (by hooks, by the
+// route) except those the file itself sets (its Content-Type, validators,
+// Cache-Control, Accept-Ranges), then the ones `setHeaders(reply, path, stat)`
+// sets, then the plugin's own (precompressed: Vary, Content-Type,
+// Content-Encoding); and the body, a FileBody (path: the file's), through
+// reply.send(), so that onSend hooks see it and may replace it
+// (@fastify/compress). Left as it is, Fastify pipes it into the response and
+// zcopy sends it (sendfile where it can).
 
-const sending = new WeakMap() // raw response → { reply, headers, vary, hijacked }
+const { FileBody } = require('./file-body')
+
+const NO_BYTES = Buffer.alloc(0)
+const sending = new WeakMap() // raw response → { reply, headers, vary, handedOver }
 
 function appendVary (res, field) {
   const current = res.getHeader('vary')
@@ -39,8 +44,8 @@ function carryHeaders (reply, except) {
 }
 
 // The handler's setHeaders: runs before zcopy sets the file's headers, which
-// leave those set here as they are. The reply is hijacked only then, once the
-// app's setHeaders returned: one that throws goes to Fastify's error handler.
+// leave those set here as they are. One that throws goes to Fastify's error
+// handler.
 function replySetHeaders (setHeaders) {
   return (res, file, stat) => {
     const state = sending.get(res)
@@ -56,10 +61,52 @@ function replySetHeaders (setHeaders) {
     }
     if (state.vary) appendVary(res, 'accept-encoding')
     for (const name of Object.keys(state.headers)) res.setHeader(name, state.headers[name])
-    state.hijacked = true
-    reply.hijack()
   }
 }
+
+// The answer's headers, gathered on the raw response, go to the reply (which
+// sets them on the raw response again before it writes the head): there onSend
+// hooks see them. The status is on the raw response already.
+function handOver (res) {
+  const state = sending.get(res)
+  state.handedOver = true
+  const { reply } = state
+  const headers = res.getHeaders()
+  for (const name in headers) {
+    res.removeHeader(name)
+    if (name === 'set-cookie') reply.removeHeader(name) // reply.header() would add to it
+    reply.header(name, headers[name])
+  }
+  return reply
+}
+
+// How a file's answer leaves (see ../../http/serve-file.js): to the reply.
+const FASTIFY_DELIVERY = Object.freeze({
+  handsOver: true,
+  // HEAD gets an empty body: Fastify's own HEAD route sets Content-Length 0 for
+  // none. 304 and an empty range get none.
+  none (req, res, entry) {
+    const reply = handOver(res)
+    if (req.method === 'HEAD') reply.send(new FileBody(req, res, { path: entry.path, bytes: NO_BYTES }))
+    else reply.send()
+  },
+  // A body from memory goes as a Buffer (Fastify writes it with the head, no
+  // stream in between), a view of the cached bytes carrying the file's `path`.
+  bytes (req, res, entry, bytes) {
+    const payload = bytes.subarray()
+    payload.path = entry.path
+    handOver(res).send(payload)
+  },
+  file (req, res, entry, { start, end }, ownEncoding) {
+    const body = new FileBody(req, res, { path: entry.path, fd: entry.fd, start, end }, ownEncoding)
+    handOver(res).send(body)
+    return body.done
+  },
+  // The body failed midway: the response is destroyed, nothing to answer.
+  failed (req, res, err) {
+    sending.get(res).reply.log.error({ err }, 'zcopy: file response failed')
+  }
+})
 
 // Once a file is chosen: the reply's status and headers to the raw response.
 function carryOnFound (handler, reply, contentType) {
@@ -69,16 +116,13 @@ function carryOnFound (handler, reply, contentType) {
   }
 }
 
-// A failure once hijacked: Fastify cannot answer any more; the transfer failed
-// (the response is destroyed already) or headers were sent by someone else.
-function failHijacked (request, reply, err) {
+// A failure once the answer went to the reply (the application's onSent threw,
+// or reply.send did): logged, and the response destroyed unless it is complete,
+// since the reply may never end it. Before that, Fastify's error handler answers.
+function failed (request, reply, state, err) {
+  if (!state.handedOver) return reply.send(err)
   request.log.error({ err }, 'zcopy: file response failed')
-  if (!reply.raw.headersSent && !reply.raw.destroyed) {
-    reply.raw.statusCode = 500
-    reply.raw.end()
-  } else {
-    reply.raw.destroy()
-  }
+  if (!reply.raw.writableEnded) reply.raw.destroy()
 }
 
 // The fast way for a request path: `url` (below the prefix, still encoded, with
@@ -87,7 +131,7 @@ function failHijacked (request, reply, err) {
 // nothing was found there (not found before a file was chosen): then take the
 // long way.
 function answerWithUrl (handler, request, reply, url, contentType) {
-  const state = { reply, headers: {}, vary: false, hijacked: false }
+  const state = { reply, headers: {}, vary: false, handedOver: false }
   sending.set(reply.raw, state)
   return handler.handle(request.raw, reply.raw, {
     url,
@@ -95,19 +139,18 @@ function answerWithUrl (handler, request, reply, url, contentType) {
     fallsThrough: (err) => err.status === 404,
     onFound: carryOnFound(handler, reply, contentType)
   }).then((answered) => answered, (err) => {
-    if (state.hijacked) failHijacked(request, reply, err)
-    else reply.send(err)
+    failed(request, reply, state, err)
     return true
   })
 }
 
-// → Promise: settles once answered. `file` is a file-system path below the
-// handler's root, found a file a moment ago; `headers` and `vary` (add
-// Accept-Encoding to Vary) as above, `contentType` the plugin's option. Errors met before the file was chosen (it
-// went away: 404) go to Fastify's not-found or error handler; a transfer that
-// fails afterwards is logged and the response ended or destroyed.
+// → Promise: settles once answered, never rejected. `file` is a file-system path
+// below the handler's root, found a file a moment ago; `headers` and `vary` (add
+// Accept-Encoding to Vary) as above, `contentType` the plugin's option. Errors
+// met before the file was chosen (it went away: 404) go to Fastify's not-found
+// or error handler; a body that fails midway is logged (FASTIFY_DELIVERY).
 function answerWithFile (handler, request, reply, file, { headers = {}, vary = false, contentType, stat } = {}) {
-  const state = { reply, headers, vary, hijacked: false }
+  const state = { reply, headers, vary, handedOver: false }
   sending.set(reply.raw, state)
   return handler.handle(request.raw, reply.raw, {
     file,
@@ -116,10 +159,9 @@ function answerWithFile (handler, request, reply, file, { headers = {}, vary = f
     fallsThrough: () => false,
     onFound: carryOnFound(handler, reply, contentType)
   }).then(undefined, (err) => {
-    if (state.hijacked) return failHijacked(request, reply, err)
-    if (err.status === 404) return reply.callNotFound()
-    return reply.send(err)
+    if (!state.handedOver && err.status === 404) return reply.callNotFound()
+    return failed(request, reply, state, err)
   })
 }
 
-module.exports = { answerWithFile, answerWithUrl, replySetHeaders }
+module.exports = { FASTIFY_DELIVERY, answerWithFile, answerWithUrl, replySetHeaders }

@@ -1,0 +1,152 @@
+// What Fastify's onSend hooks see of a zcopy/fastify file answer, as with
+// @fastify/static: the body (a stream with the file's `path`, or from memory a
+// Buffer with it), which @fastify/compress compresses and a hook may replace.
+// Left alone, the body still goes by sendfile. Every descriptor is released:
+// the app closes (its open-file cache waits for bodies in flight) and none is
+// left open under the served folder, whether the body was sent, compressed,
+// replaced unread, or cut by a client that went away.
+import fs from 'node:fs'
+import http from 'node:http'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { once } from 'node:events'
+import Fastify from 'fastify'
+import fastifyCompress from '@fastify/compress'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import zcopy from 'zcopy'
+import zcopyFastify from 'zcopy/fastify'
+import { fdsUnder } from '../fixtures/http/net.mjs'
+import { removeTempDir } from '../support/files.mjs'
+import { makeTree, request } from './helpers.mjs'
+
+let tree
+beforeAll(() => { tree = makeTree() })
+afterAll(() => removeTempDir(tree.root))
+
+const DECODE = { gzip: zlib.gunzipSync, deflate: zlib.inflateSync, br: zlib.brotliDecompressSync }
+
+// Reads a few bytes of `urlPath`'s body, then destroys the connection.
+async function cutAfterFirstBytes (port, urlPath, headers = {}) {
+  const req = http.get({ host: '127.0.0.1', port, path: urlPath, headers, agent: false })
+  const [res] = await once(req, 'response')
+  await once(res, 'data')
+  req.destroy()
+  return res.statusCode
+}
+
+describe('Fastify: onSend hooks see the body', () => {
+  let app, port, sent, seen
+  beforeAll(async () => {
+    app = Fastify()
+    sent = []
+    seen = []
+    app.addHook('onSend', async (request, reply, payload) => {
+      seen.push({ url: request.url, path: payload && payload.path, buffer: Buffer.isBuffer(payload) })
+      if (request.headers['x-replace']) return 'replaced by a hook'
+      return payload
+    })
+    app.register(zcopyFastify, { root: tree.root, onSent: (res, result) => sent.push(result) })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    port = app.server.address().port
+  })
+
+  it('a file from disk: a stream with the file\'s path; left alone, it goes by sendfile', async () => {
+    seen.length = sent.length = 0
+    const res = await request(port, '/big.bin')
+    expect(res.status).toBe(200)
+    expect(res.body.equals(tree.big)).toBe(true)
+    expect(seen).toEqual([{ url: '/big.bin', path: path.join(tree.root, 'big.bin'), buffer: false }])
+    await vi.waitFor(() => expect(sent).toEqual([{ bytes: tree.big.length, zeroCopy: zcopy.zeroCopyAvailable, complete: true }]))
+  })
+
+  it('a small hot file from memory: a Buffer with the file\'s path', async () => {
+    for (let i = 0; i < 4; i++) await request(port, '/hello.txt')
+    seen.length = 0
+    const res = await request(port, '/hello.txt')
+    expect(res.body.toString()).toBe('hello, adapters\n')
+    expect(seen).toEqual([{ url: '/hello.txt', path: path.join(tree.root, 'hello.txt'), buffer: true }])
+  })
+
+  it('HEAD, 206 and 304 keep their status and headers through the hooks', async () => {
+    const head = await request(port, '/big.bin', { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers['content-length']).toBe(String(tree.big.length))
+    expect(head.body.length).toBe(0)
+    const range = await request(port, '/big.bin', { headers: { range: 'bytes=10-19' } })
+    expect(range.status).toBe(206)
+    expect(range.headers['content-range']).toBe(`bytes 10-19/${tree.big.length}`)
+    expect(range.body.equals(tree.big.subarray(10, 20))).toBe(true)
+    const again = await request(port, '/big.bin', { headers: { 'if-none-match': head.headers.etag } })
+    expect(again.status).toBe(304)
+    expect(again.body.length).toBe(0)
+    expect(again.headers['content-length']).toBeUndefined()
+  })
+
+  it('a hook that replaces the body unread: its payload goes out, and the file is released', async () => {
+    sent.length = 0
+    const res = await request(port, '/big.bin', { headers: { 'x-replace': '1' } })
+    expect(res.status).toBe(200)
+    expect(res.body.toString()).toBe('replaced by a hook')
+    await vi.waitFor(() => expect(sent).toEqual([{ bytes: 0, zeroCopy: false, complete: false }]))
+  })
+
+  it('closes with every descriptor released', async () => {
+    await app.close()
+    expect(fdsUnder(tree.root)).toEqual([])
+  })
+})
+
+describe('Fastify with @fastify/compress', () => {
+  let app, port, sent
+  beforeAll(async () => {
+    app = Fastify()
+    sent = []
+    app.register(fastifyCompress, { threshold: 0 })
+    app.register(zcopyFastify, { root: tree.root, onSent: (res, result) => sent.push(result) })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    port = app.server.address().port
+  })
+
+  for (const coding of ['gzip', 'deflate', 'br']) {
+    it(`${coding}: the file's bytes, compressed, without the file's Content-Length`, async () => {
+      const res = await request(port, '/big.bin', { headers: { 'accept-encoding': coding } })
+      expect(res.status).toBe(200)
+      expect(res.headers['content-encoding']).toBe(coding)
+      expect(res.headers['content-length']).toBeUndefined()
+      expect(DECODE[coding](res.body).equals(tree.big)).toBe(true)
+    })
+  }
+
+  it('a small hot file from memory is compressed too', async () => {
+    for (let i = 0; i < 4; i++) await request(port, '/hello.txt', { headers: { 'accept-encoding': 'gzip' } })
+    const res = await request(port, '/hello.txt', { headers: { 'accept-encoding': 'gzip' } })
+    expect(res.headers['content-encoding']).toBe('gzip')
+    expect(zlib.gunzipSync(res.body).toString()).toBe('hello, adapters\n')
+  })
+
+  it('a client that accepts no coding gets the file by sendfile', async () => {
+    sent.length = 0
+    const res = await request(port, '/big.bin', { headers: { 'accept-encoding': 'identity' } })
+    expect(res.headers['content-encoding']).toBeUndefined()
+    expect(res.body.equals(tree.big)).toBe(true)
+    await vi.waitFor(() => expect(sent).toEqual([{ bytes: tree.big.length, zeroCopy: zcopy.zeroCopyAvailable, complete: true }]))
+  })
+
+  it('clients that go away mid-body: the server goes on, every descriptor is released', async () => {
+    sent.length = 0
+    for (let i = 0; i < 8; i++) {
+      const coding = i % 2 === 0 ? 'gzip' : 'identity' // compressed, and by sendfile
+      expect(await cutAfterFirstBytes(port, '/big.bin', { 'accept-encoding': coding })).toBe(200)
+    }
+    await vi.waitFor(() => expect(sent.length).toBe(8))
+    expect(sent.every((result) => result.complete === false)).toBe(true)
+    const res = await request(port, '/big.bin', { headers: { 'accept-encoding': 'gzip' } })
+    expect(zlib.gunzipSync(res.body).equals(tree.big)).toBe(true)
+    await app.close()
+    expect(fdsUnder(tree.root)).toEqual([])
+  })
+})
+
+it('the tree is intact', () => {
+  expect(fs.readFileSync(path.join(tree.root, 'big.bin')).equals(tree.big)).toBe(true)
+})
