@@ -119,9 +119,10 @@ function found (req, res, file, options, cache, onFound) {
 // failure then goes to the delivery.
 function respond (req, res, file, options, cache) {
   const { entry } = file
+  const delivery = deliveryOf(options)
   let sent
   try {
-    sent = answer(req, res, file, options)
+    sent = answer(req, res, file, options, delivery)
   } catch (err) {
     cache.release(entry)
     return Promise.reject(err)
@@ -138,7 +139,6 @@ function respond (req, res, file, options, cache) {
     cache.release(entry)
     throw err
   })
-  const delivery = deliveryOf(options)
   if (!delivery.handsOver) return done
   done.catch((err) => delivery.failed(req, res, err))
   return ANSWERED
@@ -173,10 +173,9 @@ function deliveryOf (options) {
 
 // Status and headers, then the body: the promise of its delivery; what was sent
 // from memory; or null when there is no body (HEAD, 304, an empty range).
-function answer (req, res, { entry, typePath, encoding, vary }, options) {
+function answer (req, res, { entry, typePath, encoding, vary }, options, delivery) {
   if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
   const present = setFileHeaders(res, { file: entry, typePath, encoding, vary }, options)
-  const delivery = deliveryOf(options)
   if (isConditional(req)) {
     if (preconditionFailed(req, res)) throw httpError(412)
     if (notModified(req, res)) {

@@ -49,6 +49,7 @@ describe('Fastify: onSend hooks see the body', () => {
     await app.listen({ port: 0, host: '127.0.0.1' })
     port = app.server.address().port
   })
+  afterAll(() => app.close()) // again, if a test failed before closing it
 
   it('a file from disk: a stream with the file\'s path; left alone, it goes by sendfile', async () => {
     seen.length = sent.length = 0
@@ -106,6 +107,7 @@ describe('Fastify with @fastify/compress', () => {
     await app.listen({ port: 0, host: '127.0.0.1' })
     port = app.server.address().port
   })
+  afterAll(() => app.close()) // again, if a test failed before closing it
 
   for (const coding of ['gzip', 'deflate', 'br']) {
     it(`${coding}: the file's bytes, compressed, without the file's Content-Length`, async () => {

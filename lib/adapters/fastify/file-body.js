@@ -28,10 +28,10 @@ const { sendBody } = require('../../http/send-body')
 const READ_SIZE = 64 * 1024
 
 class FileBody extends Readable {
-  // `file`: { path, fd, start, end } (an inclusive range of an open descriptor,
-  // kept open until `done` settles) or { path, bytes } (from memory);
+  // `file`: { path, fd, start, end }, an inclusive range of an open descriptor
+  // kept open until `done` settles; { path } alone is an empty body (HEAD's).
   // `ownEncoding`: the Content-Encoding on `res`, if any, is one zcopy chose.
-  constructor (req, res, { path, fd = -1, start = 0, end = -1, bytes = null }, ownEncoding = false) {
+  constructor (req, res, { path, fd = -1, start = 0, end = -1 }, ownEncoding = false) {
     super({ highWaterMark: READ_SIZE })
     this.path = path
     this.req = req
@@ -39,7 +39,6 @@ class FileBody extends Readable {
     this.fd = fd
     this.position = start
     this.last = end
-    this.bytes = bytes
     this.ownEncoding = ownEncoding
     this.bytesRead = 0
     this.reading = false // a read of the descriptor is in flight
@@ -67,9 +66,9 @@ class FileBody extends Readable {
     // early.
     this.push(null)
     this.read()
-    if (this.bytes !== null) {
-      this.res.end(this.bytes)
-      this.settle({ bytes: this.bytes.length, zeroCopy: false, fromMemory: true, complete: true })
+    if (this.position > this.last) {
+      this.res.end()
+      this.settle({ bytes: 0, zeroCopy: false, complete: true })
       return destination
     }
     sendBody(this.req, this.res, this.fd, { start: this.position, end: this.last }, { ownEncoding: this.ownEncoding })
@@ -78,11 +77,6 @@ class FileBody extends Readable {
   }
 
   _read () {
-    if (this.bytes !== null) {
-      this.push(this.bytes)
-      this.push(null)
-      return
-    }
     const size = Math.min(READ_SIZE, this.last - this.position + 1)
     if (size <= 0) {
       this.push(null)

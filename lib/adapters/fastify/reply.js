@@ -13,7 +13,6 @@
 
 const { FileBody } = require('./file-body')
 
-const NO_BYTES = Buffer.alloc(0)
 const sending = new WeakMap() // raw response → { reply, headers, vary, handedOver }
 
 function appendVary (res, field) {
@@ -87,7 +86,7 @@ const FASTIFY_DELIVERY = Object.freeze({
   // none. 304 and an empty range get none.
   none (req, res, entry) {
     const reply = handOver(res)
-    if (req.method === 'HEAD') reply.send(new FileBody(req, res, { path: entry.path, bytes: NO_BYTES }))
+    if (req.method === 'HEAD') reply.send(new FileBody(req, res, { path: entry.path }))
     else reply.send()
   },
   // A body from memory goes as a Buffer (Fastify writes it with the head, no
@@ -102,9 +101,10 @@ const FASTIFY_DELIVERY = Object.freeze({
     handOver(res).send(body)
     return body.done
   },
-  // The body failed midway: the response is destroyed, nothing to answer.
+  // The body failed midway, or onSent threw: see failed() below.
   failed (req, res, err) {
-    sending.get(res).reply.log.error({ err }, 'zcopy: file response failed')
+    const state = sending.get(res)
+    failed(state.reply.request, state.reply, state, err)
   }
 })
 
@@ -116,9 +116,10 @@ function carryOnFound (handler, reply, contentType) {
   }
 }
 
-// A failure once the answer went to the reply (the application's onSent threw,
-// or reply.send did): logged, and the response destroyed unless it is complete,
-// since the reply may never end it. Before that, Fastify's error handler answers.
+// A failure once the answer went to the reply (its body failed midway, the
+// application's onSent threw, or reply.send did): logged, and the response
+// destroyed unless it is complete, since the reply may never end it. Before
+// that, Fastify's error handler answers.
 function failed (request, reply, state, err) {
   if (!state.handedOver) return reply.send(err)
   request.log.error({ err }, 'zcopy: file response failed')
