@@ -23,6 +23,7 @@
 const fs = require('node:fs')
 const { Readable } = require('node:stream')
 const { truncatedError } = require('../../errors')
+const { watchHangup } = require('../../http/hangup')
 const { sendBody } = require('../../http/send-body')
 
 const READ_SIZE = 64 * 1024
@@ -48,8 +49,14 @@ class FileBody extends Readable {
       this.resolveDone = resolve
       this.rejectDone = reject
     })
+    // Destroyed (and so released) when its client goes away while nobody
+    // reads it. A response that has its socket closes with it; one queued
+    // behind a pipelined response gets neither socket nor 'close' if the
+    // connection goes first, and is watched as transfers are (hangup.js).
     this.onClose = () => this.destroy()
-    res.once('close', this.onClose)
+    this.hangup = res.socket ? null : watchHangup(req, res)
+    if (this.hangup === null) res.once('close', this.onClose)
+    else this.hangup.wait(() => {}).then(this.onClose)
     this.once('end', () => this.finish({ bytes: this.bytesRead, zeroCopy: false, complete: true }))
   }
 
@@ -59,7 +66,7 @@ class FileBody extends Readable {
       return super.pipe(destination, options)
     }
     this.straight = true
-    this.res.off('close', this.onClose)
+    this.unwatch()
     // Ended at once, empty: 'end' comes on the next tick, before the response
     // can finish (its end() waits at least for the transfer's promise), so that
     // a framework watching both (Fastify's sendStream) sees it done, not closed
@@ -74,6 +81,11 @@ class FileBody extends Readable {
     sendBody(this.req, this.res, this.fd, { start: this.position, end: this.last }, { ownEncoding: this.ownEncoding })
       .then((sent) => this.settle(sent), (err) => this.settle(null, err))
     return destination
+  }
+
+  unwatch () {
+    if (this.hangup === null) this.res.off('close', this.onClose)
+    else this.hangup.dispose()
   }
 
   _read () {
@@ -104,7 +116,7 @@ class FileBody extends Readable {
   // Piped straight, sendBody settles it instead.
   finish (result) {
     if (this.straight) return
-    this.res.off('close', this.onClose)
+    this.unwatch()
     if (this.result === null) this.result = result
     this.settleIfDone()
   }
