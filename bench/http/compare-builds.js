@@ -3,9 +3,12 @@
 // Two builds of zcopy side by side, with the tuned nginx as the anchor:
 //   node bench/http/compare-builds.js --base DIR [--file 1m] [--connections 16]
 //                                     [--rounds 6] [--seconds 3] [--workers 1]
-//                                     [--threads 1] [--tls]
+//                                     [--threads 1] [--tls] [--server KIND]
 // `zcopy serve` (the CLI, one process unless --workers) runs twice on the same
-// files: once from this checkout, once from DIR. DIR is either another checkout
+// files: once from this checkout, once from DIR; or, with --server, one of
+// bench/http/server.js's zcopy kinds ('zcopy (node:http)', 'zcopy (Express)',
+// 'zcopy (Fastify)', 'zcopy (Koa)'), with this checkout's lib/ and with DIR's
+// (DIR must then be a checkout). DIR is either another checkout
 // (e.g. a `git worktree` of another commit, its node_modules installed or
 // linked): its own CLI, JavaScript and addon run; or a directory with only an
 // addon in DIR/build/Release (built with `npx node-gyp rebuild`): this
@@ -35,13 +38,15 @@ const { startZcopyServe } = require('./zcopy-serve')
 const { measure } = require('./load')
 const { formatRatios } = require('./stats')
 const { makeCertificate } = require('./tls')
+const { KINDS, startServer } = require('./server')
 
 const CHECKOUT = join(__dirname, '..', '..')
 const CHECKOUT_CLI = join(CHECKOUT, 'bin', 'zcopy.js')
 const WARM_UP_SECONDS = 1
+const ZCOPY_SERVE = 'zcopy serve'
 
 function usage () {
-  process.stderr.write('usage: compare-builds.js --base DIR [--file 4k|64k|1m|100m|files-100|files-5000|files-5000-zipf] [--connections N] [--rounds N] [--seconds N] [--workers N] [--threads N] [--tls]\n')
+  process.stderr.write('usage: compare-builds.js --base DIR [--file 4k|64k|1m|100m|files-100|files-5000|files-5000-zipf] [--connections N] [--rounds N] [--seconds N] [--workers N] [--threads N] [--tls] [--server KIND]\n')
   process.exit(2)
 }
 
@@ -55,7 +60,8 @@ function options () {
       seconds: { type: 'string', default: '3' },
       workers: { type: 'string', default: '1' },
       threads: { type: 'string', default: '1' },
-      tls: { type: 'boolean', default: false }
+      tls: { type: 'boolean', default: false },
+      server: { type: 'string', default: ZCOPY_SERVE }
     }
   })
   let cases
@@ -68,7 +74,9 @@ function options () {
   if (!values.base || cases.length !== 1 || !counts.every((n) => Number.isInteger(n) && n > 0)) usage()
   const [connections, rounds, seconds, workers, threads] = counts
   if (threads > connections) usage() // wrk: every thread needs a connection
-  return { base: resolve(values.base), file: cases[0], connections, rounds, seconds, workers, threads, tls: values.tls }
+  const server = values.server
+  if (server !== ZCOPY_SERVE && !(KINDS.includes(server) && server.startsWith('zcopy'))) usage()
+  return { base: resolve(values.base), file: cases[0], connections, rounds, seconds, workers, threads, tls: values.tls, server }
 }
 
 // How to run zcopy serve from `dir` (null: this checkout): { cwd, cli, env }.
@@ -87,13 +95,17 @@ function binaryOf ({ cwd, env }) {
 }
 
 async function main () {
-  const { base, file, connections, rounds, seconds, workers, threads, tls } = options()
+  const { base, file, connections, rounds, seconds, workers, threads, tls, server } = options()
   delete process.env.ZCOPY_NATIVE // addons are compared: neither side may fall back
   if (!nginxInstalled()) {
     process.stderr.write(`${NOT_INSTALLED}\n`)
     process.exit(2)
   }
   const sides = { checkout: sideOf(null), base: sideOf(base) }
+  if (server !== ZCOPY_SERVE && sides.base.cwd !== base) {
+    process.stderr.write(`--server '${server}' runs the base's lib/: --base ${base} must be a checkout\n`)
+    process.exit(2)
+  }
   const binaries = {}
   for (const [name, side] of Object.entries(sides)) {
     binaries[name] = binaryOf(side)
@@ -111,7 +123,9 @@ async function main () {
     const nginxPort = await freePort()
     servers.nginx = { ...await startNginx(root, nginxPort, workers, certificate), port: nginxPort }
     for (const name of ['checkout', 'base']) {
-      servers[name] = await startZcopyServe(root, workers, { tls: certificate, env: sides[name].env, cli: sides[name].cli })
+      servers[name] = server === ZCOPY_SERVE
+        ? await startZcopyServe(root, workers, { tls: certificate, env: sides[name].env, cli: sides[name].cli })
+        : await startServer(server, root, { workers, tls: certificate, env: name === 'base' ? { ZCOPY_BENCH_LIB: join(base, 'lib') } : {} })
     }
     const names = ['checkout', 'base', 'nginx']
     const scheme = tls ? 'https' : 'http'
@@ -129,7 +143,8 @@ async function main () {
     const ratio = (a, b) => rps[a].map((value, i) => value / rps[b][i])
     console.log(`${file}${tls ? ' over TLS 1.3' : ''}, ${connections} connections, ${workers} worker${workers > 1 ? 's' : ''}, wrk -t${threads}, ${rounds} rounds: checkout ÷ nginx ${formatRatios(ratio('checkout', 'nginx'))}, ` +
       `base ÷ nginx ${formatRatios(ratio('base', 'nginx'))}, checkout ÷ base ${formatRatios(ratio('checkout', 'base'))}`)
-    console.log(`checkout: ${sides.checkout.cli} with ${binaries.checkout}; base: ${sides.base.cli} with ${binaries.base}`)
+    const ran = (name) => server === ZCOPY_SERVE ? sides[name].cli : `${server} with ${join(sides[name].cwd, 'lib')}`
+    console.log(`checkout: ${ran('checkout')} with ${binaries.checkout}; base: ${ran('base')} with ${binaries.base}`)
   } finally {
     await Promise.all(Object.values(servers).map((server) => server.stop()))
     rmSync(root, { recursive: true, force: true })

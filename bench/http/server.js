@@ -49,6 +49,13 @@ const KINDS = {
   'zcopy (Fastify + allowedPath)' (root) {
     return startFastify(require(path.join(LIB, 'adapters', 'fastify')), { root, allowedPath: () => true })
   },
+  // zcopy/koa in a Koa app (opt-in).
+  'zcopy (Koa)' (root) {
+    const Koa = require('koa')
+    const app = new Koa()
+    app.use(require(path.join(LIB, 'adapters', 'koa'))(root))
+    return startHttp(app.callback())
+  },
   '@fastify/static + allowedPath' (root) {
     return startFastify(require('@fastify/static'), { root, allowedPath: () => true })
   },
@@ -211,6 +218,6 @@ async function startServer (kind, root, { workers = 1, tls = null, env = {}, wra
 // The references, not file servers: listed last, after nginx.
 const FLOORS = ['node:http res.end(buffer)', 'headers floor (6 × setHeader + res.end)', 'static floor (stat + setHeader + res.end)']
 // Run only when named in --servers.
-const OPT_IN = ['headers floor via writeHead (unseen by getHeader)', 'zcopy (Fastify)', 'zcopy (Fastify + allowedPath)', '@fastify/static + allowedPath']
+const OPT_IN = ['headers floor via writeHead (unseen by getHeader)', 'zcopy (Fastify)', 'zcopy (Fastify + allowedPath)', '@fastify/static + allowedPath', 'zcopy (Koa)']
 
 module.exports = { KINDS: Object.keys(KINDS), FLOORS, OPT_IN, startServer }

@@ -21,8 +21,13 @@
 //   prefix must not be served from below it.
 // - Koa presets the status to 404 before any middleware runs: a file is answered
 //   with the status zcopy means (200, 206, 304, 412, 416); on a miss the status
-//   is put back as it was. zcopy writes the response itself; `ctx.respond = false`
-//   is set only then, so Koa does not answer a second time.
+//   is put back as it was.
+// - The answer goes through Koa, as koa-static's does (koa/delivery.js):
+//   ctx.status, the headers, and ctx.body, a Readable with the file's `path`
+//   (a Buffer with it from the memory cache), so that middleware after
+//   `await next()` sees it and may replace it (koa-compress). An untouched body
+//   is sent by zcopy when Koa answers (sendfile where it can). 412 and 416 are
+//   written by zcopy (`ctx.respond = false`).
 // - A miss (404 before a file was chosen) goes on (or, with `fallthrough: false`,
 //   is thrown); other errors (403, 400, 500) are thrown, so Koa's error handling
 //   renders them and emits app 'error', as koa-static does with koa-send's.
@@ -31,6 +36,7 @@
 
 const { createStaticHandler } = require('../http/serve-static')
 const { HttpError } = require('../http/http-error')
+const { KOA_DELIVERY, answering } = require('./koa/delivery')
 
 // A '..' segment between any of the separators a decoder or a normaliser may see.
 const DOT_DOT_SEGMENT = /(?:^|\/|\\|%2f|%5c)(?:\.|%2e){2}(?:\/|\\|%2f|%5c|$)/i
@@ -73,7 +79,10 @@ function serve (root, givenOptions) {
     throw new TypeError('options must be an object')
   }
   const options = givenOptions || {}
-  const handler = createStaticHandler(root, handlerOptions(options), { directories: options.format === false ? 'redirect' : 'index' })
+  const handler = createStaticHandler(root, handlerOptions(options), {
+    directories: options.format === false ? 'redirect' : 'index',
+    delivery: KOA_DELIVERY
+  })
   const fallthrough = handler.fallthrough
   const fallsThrough = (err) => fallthrough && err.status === 404
 
@@ -83,6 +92,7 @@ function serve (root, givenOptions) {
     const res = ctx.res
     const preset = res.statusCode
     res.statusCode = 200
+    const state = answering(ctx)
     let answered
     try {
       answered = await handler.handle(ctx.req, res, { originalUrl: ctx.originalUrl, fallsThrough })
@@ -90,8 +100,8 @@ function serve (root, givenOptions) {
       if (!res.headersSent) res.statusCode = preset
       throw err
     }
-    if (answered) ctx.respond = false
-    else res.statusCode = preset
+    if (!answered) res.statusCode = preset
+    else if (!state.handedOver) ctx.respond = false // written by the handler: 412, 416
     return answered
   }
 

@@ -1,5 +1,7 @@
-// A file tree and a plain node:http client for the adapter tests.
+// A file tree, a plain node:http client and a client that hangs up, for the adapter tests.
+import { once } from 'node:events'
 import fs from 'node:fs'
+import http from 'node:http'
 import path from 'node:path'
 import { makeFile, makeTempDir } from '../support/files.mjs'
 
@@ -17,3 +19,12 @@ export function makeTree () {
 
 // One request, one connection: the HTTP tests' client.
 export { request } from '../fixtures/http/net.mjs'
+
+// Reads a few bytes of `urlPath`'s body, then destroys the connection. → its status.
+export async function cutAfterFirstBytes (port, urlPath, headers = {}) {
+  const req = http.get({ host: '127.0.0.1', port, path: urlPath, headers, agent: false })
+  const [res] = await once(req, 'response')
+  await once(res, 'data')
+  req.destroy()
+  return res.statusCode
+}

@@ -40,6 +40,26 @@ test.skipIf(!nginxAndWrk)('--tls: the three servers over TLS 1.3, the certificat
   expect(fs.readdirSync(tmpdir)).toEqual([]) // the certificate's folder too
 })
 
+test.skipIf(!nginxAndWrk)('--server: a zcopy kind of bench/http/server.js with each side\'s lib/', async () => {
+  const cli = startCli(['--base', CHECKOUT, '--file', '64k', '--rounds', '1', '--seconds', '1', '--server', 'zcopy (Koa)'], { cli: COMPARE, env: { TMPDIR: tmpdir } })
+  const { code, stdout, stderr } = await cli.output()
+  expect(await groupGone(cli)).toBe(true)
+  expect(stderr).toBe('')
+  expect(code).toBe(0)
+  expect(stdout).toMatch(/^round 1\/1: checkout [1-9]\d*, base [1-9]\d*, nginx [1-9]\d* req\/s$/m)
+  const lib = path.join(CHECKOUT, 'lib')
+  expect(stdout).toContain(`checkout: zcopy (Koa) with ${lib} with /`)
+  expect(stdout).toContain(`; base: zcopy (Koa) with ${lib} with /`)
+  expect(fs.readdirSync(tmpdir)).toEqual([])
+})
+
+test('--server with a base that is only an addon: one line, exit code 2', async () => {
+  const { code, stdout, stderr } = await runCli(['--base', tmpdir, '--server', 'zcopy (Fastify)'], { cli: COMPARE, env: { TMPDIR: tmpdir } })
+  expect(code).toBe(2)
+  expect(stdout).toBe('')
+  expect(stderr).toBe(`--server 'zcopy (Fastify)' runs the base's lib/: --base ${tmpdir} must be a checkout\n`)
+})
+
 // A base without an addon would measure the pure-JS fallback under the addon's name.
 test('a base from which no addon loads: one line, exit code 2, no server started', async () => {
   const { code, stdout, stderr } = await runCli(['--base', tmpdir], { cli: COMPARE, env: { TMPDIR: tmpdir } })
@@ -59,7 +79,7 @@ test('no nginx on the PATH: one line, exit code 2, no server started', async () 
 
 test('bad options: the usage line, exit code 2', async () => {
   for (const args of [[], ['--base', CHECKOUT, '--file', '2m'], ['--base', CHECKOUT, '--rounds', '0'], ['--base', CHECKOUT, '--connections', 'many'], ['--base', CHECKOUT, '--workers', '0'], ['--base', CHECKOUT, '--threads', '0'],
-    ['--base', CHECKOUT, '--connections', '2', '--threads', '3']]) {
+    ['--base', CHECKOUT, '--connections', '2', '--threads', '3'], ['--base', CHECKOUT, '--server', 'sirv'], ['--base', CHECKOUT, '--server', 'zcopy (Hapi)']]) {
     const { code, stdout, stderr } = await runCli(args, { cli: COMPARE })
     expect(code).toBe(2)
     expect(stdout).toBe('')

@@ -48,6 +48,9 @@ function useColour (stream = process.stdout, env = process.env) {
 // How long stop() waits for the lines of responses still closing (longer than a
 // line waits for its report).
 const FLUSH_MS = 2000
+// What onSent said of a response, kept on it under a symbol of our own (a
+// WeakMap entry per request costs the garbage collector more).
+const REPORT = Symbol('zcopy serve: what onSent said')
 // How long the line of a body cut short waits for onSent's report.
 const REPORT_WAIT_MS = 1000
 
@@ -58,7 +61,6 @@ const REPORT_WAIT_MS = 1000
 // resolves once every response logged so far has its line (or after a second).
 // `format`: 'text' (default), 'json', or 'none' (--quiet: nothing is written).
 function createRequestLog (write, { format = 'text', colour = false } = {}) {
-  const reports = new WeakMap() // res → what onSent said
   const pending = new Set() // responses whose line is not written yet
   const awaiting = new Map() // res closed mid-body → writes its line when onSent reports
   let stopped = false
@@ -71,7 +73,7 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
 
   return {
     onSent (res, sent) {
-      reports.set(res, sent)
+      res[REPORT] = sent
       const waiting = awaiting.get(res)
       if (waiting !== undefined) waiting()
     },
@@ -94,7 +96,7 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
           settle()
         }
         setImmediate(() => {
-          if (reports.has(res) || res.writableFinished || !res.headersSent) return writeLine()
+          if (res[REPORT] !== undefined || res.writableFinished || !res.headersSent) return writeLine()
           const timer = setTimeout(writeLine, REPORT_WAIT_MS)
           awaiting.set(res, () => {
             clearTimeout(timer)
@@ -103,7 +105,7 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
         })
       })
       const logEntry = (ms, cut) => {
-        const report = reports.get(res)
+        const report = res[REPORT]
         const finished = res.writableFinished && (!report || report.complete)
         const entry = {
           method,

@@ -11,9 +11,13 @@
 // (@fastify/compress). Left as it is, Fastify pipes it into the response and
 // zcopy sends it (sendfile where it can).
 
-const { FileBody } = require('./file-body')
+const { FileBody } = require('../../http/file-body')
 
-const sending = new WeakMap() // raw response → { reply, headers, vary, handedOver }
+// The state of the answer on its raw response: { reply, headers, vary,
+// handedOver }. A symbol of zcopy's own, not a WeakMap: an entry per request
+// made the garbage collector's work several times what it was (a weak map's
+// entries are traced apart).
+const ANSWER = Symbol('zcopy/fastify answer')
 
 function appendVary (res, field) {
   const current = res.getHeader('vary')
@@ -47,7 +51,7 @@ function carryHeaders (reply, except) {
 // handler.
 function replySetHeaders (setHeaders) {
   return (res, file, stat) => {
-    const state = sending.get(res)
+    const state = res[ANSWER]
     if (state === undefined) return
     const { reply } = state
     if (setHeaders !== undefined) {
@@ -67,7 +71,7 @@ function replySetHeaders (setHeaders) {
 // sets them on the raw response again before it writes the head): there onSend
 // hooks see them. The status is on the raw response already.
 function handOver (res) {
-  const state = sending.get(res)
+  const state = res[ANSWER]
   state.handedOver = true
   const { reply } = state
   const headers = res.getHeaders()
@@ -103,7 +107,7 @@ const FASTIFY_DELIVERY = Object.freeze({
   },
   // The body failed midway, or onSent threw: see failed() below.
   failed (req, res, err) {
-    const state = sending.get(res)
+    const state = res[ANSWER]
     failed(state.reply.request, state.reply, state, err)
   }
 })
@@ -133,7 +137,7 @@ function failed (request, reply, state, err) {
 // long way.
 function answerWithUrl (handler, request, reply, url, contentType) {
   const state = { reply, headers: {}, vary: false, handedOver: false }
-  sending.set(reply.raw, state)
+  reply.raw[ANSWER] = state
   return handler.handle(request.raw, reply.raw, {
     url,
     originalUrl: request.raw.url,
@@ -152,7 +156,7 @@ function answerWithUrl (handler, request, reply, url, contentType) {
 // or error handler; a body that fails midway is logged (FASTIFY_DELIVERY).
 function answerWithFile (handler, request, reply, file, { headers = {}, vary = false, contentType, stat } = {}) {
   const state = { reply, headers, vary, handedOver: false }
-  sending.set(reply.raw, state)
+  reply.raw[ANSWER] = state
   return handler.handle(request.raw, reply.raw, {
     file,
     stat,

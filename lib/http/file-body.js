@@ -1,14 +1,15 @@
 'use strict'
 
-// A file answer's body as a Readable, for a framework whose hooks see the body
-// before it goes out and may replace it: Fastify's onSend hooks
-// (@fastify/compress, a hook reading payload.path). The framework pipes what it
-// ends up with into the response:
-// - piped straight into its own response (nothing replaced it) by pipe(res),
-//   it is sent the way zcopy sends any body (send-body.js: sendfile where it
-//   can). Not when the response declares trailers, nor into a pipe() that
-//   leaves the response open (stream.pipeline: it would end the response on
-//   'end', which cannot wait for a transfer the client may see finished first);
+// A file answer's body as a Readable, for a framework whose hooks or middleware
+// see the body before it goes out and may replace it: Fastify's onSend hooks
+// (@fastify/compress, a hook reading payload.path), Koa's middleware after
+// `await next()` (koa-compress, koa-etag). What ends up as the body goes out:
+// - sent straight into its own response (nothing replaced it), it is sent the
+//   way zcopy sends any body (send-body.js: sendfile where it can): by pipe(res)
+//   (Fastify pipes it), or sendStraight() (zcopy/koa, when Koa answers). Not
+//   when the response declares trailers, nor into a pipe() that leaves the
+//   response open (stream.pipeline: it would end the response on 'end', which
+//   cannot wait for a transfer the client may see finished first);
 // - read or piped anywhere else (a compression stream), it reads its range in
 //   chunks, as fs.createReadStream would.
 // `path` is the file's, as on fs.ReadStream and @fastify/send's stream.
@@ -22,9 +23,9 @@
 
 const fs = require('node:fs')
 const { Readable } = require('node:stream')
-const { truncatedError } = require('../../errors')
-const { watchHangup } = require('../../http/hangup')
-const { sendBody } = require('../../http/send-body')
+const { truncatedError } = require('../errors')
+const { watchHangup } = require('./hangup')
+const { sendBody } = require('./send-body')
 
 const READ_SIZE = 64 * 1024
 
@@ -61,26 +62,39 @@ class FileBody extends Readable {
   }
 
   pipe (destination, options) {
-    if (destination !== this.res || this.readableFlowing !== null || this.destroyed ||
-        (options !== undefined && options.end === false) || destination.hasHeader('trailer')) {
+    if (destination !== this.res || (options !== undefined && options.end === false) || !this.canSendStraight()) {
       return super.pipe(destination, options)
     }
-    this.straight = true
-    this.unwatch()
+    this.sendStraight()
     // Ended at once, empty: 'end' comes on the next tick, before the response
     // can finish (its end() waits at least for the transfer's promise), so that
     // a framework watching both (Fastify's sendStream) sees it done, not closed
     // early.
     this.push(null)
     this.read()
+    return destination
+  }
+
+  // Whether sendStraight() may take it: nobody read it or piped it yet, and its
+  // response declares no trailers (sendfile cannot append them).
+  canSendStraight () {
+    return this.readableFlowing === null && !this.destroyed && this.bytesRead === 0 && !this.reading &&
+      !this.res.hasHeader('trailer')
+  }
+
+  // Sends the range into its response itself, which it then ends. The stream
+  // itself is left as it is (destroyed by whoever owns it once the response is
+  // done).
+  sendStraight () {
+    this.straight = true
+    this.unwatch()
     if (this.position > this.last) {
       this.res.end()
       this.settle({ bytes: 0, zeroCopy: false, complete: true })
-      return destination
+      return
     }
     sendBody(this.req, this.res, this.fd, { start: this.position, end: this.last }, { ownEncoding: this.ownEncoding })
       .then((sent) => this.settle(sent), (err) => this.settle(null, err))
-    return destination
   }
 
   unwatch () {
