@@ -49,12 +49,12 @@ const KINDS = {
   'zcopy (Fastify + allowedPath)' (root) {
     return startFastify(require(path.join(LIB, 'adapters', 'fastify')), { root, allowedPath: () => true })
   },
-  // zcopy/koa in a Koa app (opt-in).
+  // zcopy/koa and the peer it replaces, koa-static, in a Koa app (opt-in).
   'zcopy (Koa)' (root) {
-    const Koa = require('koa')
-    const app = new Koa()
-    app.use(require(path.join(LIB, 'adapters', 'koa'))(root))
-    return startHttp(app.callback())
+    return startKoa(require(path.join(LIB, 'adapters', 'koa'))(root))
+  },
+  'koa-static' (root) {
+    return startKoa(require('koa-static')(root))
   },
   '@fastify/static + allowedPath' (root) {
     return startFastify(require('@fastify/static'), { root, allowedPath: () => true })
@@ -173,6 +173,14 @@ function notFound (res) {
 // { cert, key } (PEM contents) when the run is over TLS, else null.
 let tls = null
 
+function startKoa (middleware) {
+  const Koa = require('koa')
+  const app = new Koa()
+  app.silent = true // as @fastify/static's logger is off: a client that hangs up mid-body is no line
+  app.use(middleware)
+  return startHttp(app.callback())
+}
+
 function startHttp (handler) {
   const server = tls ? https.createServer(tls, handler) : http.createServer(handler)
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)))
@@ -218,6 +226,6 @@ async function startServer (kind, root, { workers = 1, tls = null, env = {}, wra
 // The references, not file servers: listed last, after nginx.
 const FLOORS = ['node:http res.end(buffer)', 'headers floor (6 × setHeader + res.end)', 'static floor (stat + setHeader + res.end)']
 // Run only when named in --servers.
-const OPT_IN = ['headers floor via writeHead (unseen by getHeader)', 'zcopy (Fastify)', 'zcopy (Fastify + allowedPath)', '@fastify/static + allowedPath', 'zcopy (Koa)']
+const OPT_IN = ['headers floor via writeHead (unseen by getHeader)', 'zcopy (Fastify)', 'zcopy (Fastify + allowedPath)', '@fastify/static + allowedPath', 'zcopy (Koa)', 'koa-static']
 
 module.exports = { KINDS: Object.keys(KINDS), FLOORS, OPT_IN, startServer }
