@@ -5,7 +5,7 @@
 // there too), and the body becomes ctx.body: a FileBody (a Readable with the
 // file's `path`, as koa-send's fs.ReadStream has), a Buffer view with `path`
 // for a body from the memory cache. Middleware after `await next()` sees them
-// and may replace them (koa-compress, koa-conditional-get); the file is
+// and may replace them (koa-compress); the file is
 // released once its body is done, replaced or its client gone.
 //
 // Left as it is, the FileBody is sent by zcopy (sendfile where it can), not
