@@ -3,7 +3,7 @@
 // A file answer's body as a Readable, for a framework whose hooks or middleware
 // see the body before it goes out and may replace it: Fastify's onSend hooks
 // (@fastify/compress, a hook reading payload.path), Koa's middleware after
-// `await next()` (koa-compress, koa-etag). What ends up as the body goes out:
+// `await next()` (koa-compress). What ends up as the body goes out:
 // - sent straight into its own response (nothing replaced it), it is sent the
 //   way zcopy sends any body (send-body.js: sendfile where it can): by pipe(res)
 //   (Fastify pipes it), or sendStraight() (zcopy/koa, when Koa answers). Not
@@ -149,4 +149,13 @@ class FileBody extends Readable {
   }
 }
 
-module.exports = { FileBody }
+// A body from the memory cache, for the same frameworks: a view of the cached
+// bytes (a framework writes a Buffer with the head, no stream in between)
+// carrying the file's `path`, as a FileBody does.
+function bytesBody (bytes, path) {
+  const body = bytes.subarray()
+  body.path = path
+  return body
+}
+
+module.exports = { FileBody, bytesBody }

@@ -151,12 +151,12 @@ function answered (res, sent, options, cache, entry) {
 }
 
 // How an answer leaves once its status and headers are on `res`: by default
-// through Node's response object itself (serveStatic, sendFile, zcopy/koa). An
-// adapter may pass its own as the handler's `delivery`, which hands the answer
-// to its framework instead, whose hooks then see the body (zcopy/fastify: see
-// adapters/fastify/reply.js): `handsOver` true, and `file()` returns at once a
-// promise of what onSent hears (a FileBody's `done`); `failed(req, res, err)`
-// hears a body that failed midway.
+// through Node's response object itself (serveStatic, sendFile, zcopy serve).
+// An adapter may pass its own as the handler's `delivery`, which hands the
+// answer to its framework instead, whose hooks or middleware then see the body
+// (adapters/fastify/reply.js, adapters/koa/delivery.js): `handsOver` true,
+// `file()` returns at once a promise of what onSent hears (a FileBody's
+// `done`), and `failed(req, res, err)` hears a body that failed midway.
 const RESPONSE = Object.freeze({
   handsOver: false,
   // No body: HEAD, 304, an empty range.

@@ -1,8 +1,12 @@
-// A file tree, a plain node:http client and a client that hangs up, for the adapter tests.
+// A file tree, a plain node:http client, a client that hangs up and a check of a
+// compressed answer, for the adapter tests.
 import { once } from 'node:events'
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
+import zlib from 'node:zlib'
+import { expect } from 'vitest'
+import { request } from '../fixtures/http/net.mjs'
 import { makeFile, makeTempDir } from '../support/files.mjs'
 
 export function makeTree () {
@@ -18,7 +22,7 @@ export function makeTree () {
 }
 
 // One request, one connection: the HTTP tests' client.
-export { request } from '../fixtures/http/net.mjs'
+export { request }
 
 // Reads a few bytes of `urlPath`'s body, then destroys the connection. → its status.
 export async function cutAfterFirstBytes (port, urlPath, headers = {}) {
@@ -27,4 +31,16 @@ export async function cutAfterFirstBytes (port, urlPath, headers = {}) {
   await once(res, 'data')
   req.destroy()
   return res.statusCode
+}
+
+const DECODE = { gzip: zlib.gunzipSync, deflate: zlib.inflateSync, br: zlib.brotliDecompressSync }
+
+// Asks for `urlPath` in `coding`: a 200 in that coding, without the file's
+// Content-Length, that decodes to `data`.
+export async function expectCompressedFile (port, urlPath, coding, data) {
+  const res = await request(port, urlPath, { headers: { 'accept-encoding': coding } })
+  expect(res.status).toBe(200)
+  expect(res.headers['content-encoding']).toBe(coding)
+  expect(res.headers['content-length']).toBeUndefined()
+  expect(DECODE[coding](res.body).equals(data)).toBe(true)
 }

@@ -11,7 +11,7 @@
 // (@fastify/compress). Left as it is, Fastify pipes it into the response and
 // zcopy sends it (sendfile where it can).
 
-const { FileBody } = require('../../http/file-body')
+const { FileBody, bytesBody } = require('../../http/file-body')
 
 // The state of the answer on its raw response: { reply, headers, vary,
 // handedOver }. A symbol of zcopy's own, not a WeakMap: a weak map's entries,
@@ -93,12 +93,8 @@ const FASTIFY_DELIVERY = Object.freeze({
     if (req.method === 'HEAD') reply.send(new FileBody(req, res, { path: entry.path }))
     else reply.send()
   },
-  // A body from memory goes as a Buffer (Fastify writes it with the head, no
-  // stream in between), a view of the cached bytes carrying the file's `path`.
   bytes (req, res, entry, bytes) {
-    const payload = bytes.subarray()
-    payload.path = entry.path
-    handOver(res).send(payload)
+    handOver(res).send(bytesBody(bytes, entry.path))
   },
   file (req, res, entry, { start, end }, ownEncoding) {
     const body = new FileBody(req, res, { path: entry.path, fd: entry.fd, start, end }, ownEncoding)

@@ -5,8 +5,8 @@
 // there too), and the body becomes ctx.body: a FileBody (a Readable with the
 // file's `path`, as koa-send's fs.ReadStream has), a Buffer view with `path`
 // for a body from the memory cache. Middleware after `await next()` sees them
-// and may replace them (koa-compress); the file is
-// released once its body is done, replaced or its client gone.
+// and may replace them (koa-compress); the file is released once its body is
+// done, replaced or its client gone.
 //
 // Left as it is, the FileBody is sent by zcopy (sendfile where it can), not
 // piped by Koa: Koa answers a stream body with stream.pipeline, which ends the
@@ -18,7 +18,7 @@
 // itself and tells Koa that it answered (false). Whatever else `ctx.respond`
 // is set to is kept and returned.
 
-const { FileBody } = require('../../http/file-body')
+const { FileBody, bytesBody } = require('../../http/file-body')
 
 // The state of the answer on its raw response: { ctx, handedOver }. A symbol
 // of zcopy's own, not a WeakMap: with an entry per request (a weak map's
@@ -103,9 +103,7 @@ const KOA_DELIVERY = Object.freeze({
     else fileBody(req, res, { path: entry.path })
   },
   bytes (req, res, entry, bytes) {
-    const payload = bytes.subarray()
-    payload.path = entry.path
-    handOver(res, payload)
+    handOver(res, bytesBody(bytes, entry.path))
   },
   file (req, res, entry, { start, end }, ownEncoding) {
     return fileBody(req, res, { path: entry.path, fd: entry.fd, start, end }, ownEncoding).done
