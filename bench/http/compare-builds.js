@@ -159,4 +159,4 @@ if (require.main === module) {
   })
 }
 
-module.exports = { binaryOf }
+module.exports = { binaryOf, sideOf }

@@ -116,12 +116,16 @@ function rankedPaths (name) {
   return popularity === 'zipf' ? shuffled(paths) : paths
 }
 
-// Creates the case's files under `root` and its Lua script in `root` → the script's path.
-function prepare (root, name) {
+// Creates the case's files under `root` and its Lua script in `root` → the script's
+// path. `under`: a folder of `root` to put the tree in instead (its name then
+// leads every URL path, and names the script too), so that one server can serve
+// two copies of a tree (bench/http/misses.js).
+function prepare (root, name, under = '') {
   const { tree, popularity } = CASES[name]
-  createTree(root, tree)
-  const script = join(root, `${name}.lua`)
-  writeFileSync(script, luaScript(rankedPaths(name), popularity))
+  createTree(join(root, under), tree)
+  const prefix = under === '' ? '' : `/${under}`
+  const script = join(root, under === '' ? `${name}.lua` : `${name}-${under}.lua`)
+  writeFileSync(script, luaScript(rankedPaths(name).map((path) => prefix + path), popularity))
   return script
 }
 

@@ -46,6 +46,17 @@ function notifiesChanges (dir) {
   })
 }
 
+// A count of watches set and changes heard, in every cache of the process: a
+// lookup notes it when it begins (tick()), and quietSince() then tells whether
+// watches already vouched for what it saw. Never goes back, so a tick outlives
+// the watches (and the cache) it was taken with.
+let clock = 0
+
+// → the clock now: for quietSince().
+function tick () {
+  return clock
+}
+
 class DirectoryWatches {
   constructor (onChange, max = Infinity) {
     this.onChange = onChange
@@ -61,6 +72,18 @@ class DirectoryWatches {
   // Whether `dir` is watched now.
   has (dir) {
     return this.watches.has(dir)
+  }
+
+  // Whether every directory of `dirs` was watched before `since` (a tick()) and no
+  // change has been heard in any of them since: a lookup begun at `since` below
+  // them saw what is there now, or a change it missed is still to be heard (its
+  // event comes later and is treated then).
+  quietSince (dirs, since) {
+    for (const dir of dirs) {
+      const watch = this.watches.get(dir)
+      if (watch === undefined || watch.since > since || watch.changedAt > since) return false
+    }
+    return true
   }
 
   // Takes a reference on each directory of `dirs`, watching those not watched yet.
@@ -85,7 +108,7 @@ class DirectoryWatches {
       } catch {
         return false
       }
-      watch = { watcher, users: 0 }
+      watch = { watcher, users: 0, since: ++clock, changedAt: 0 }
       // A watch that fails later (its directory gone, the queue overflowed) can
       // no longer vouch for anything below it.
       watcher.on('error', () => this.lost(dir))
@@ -110,6 +133,8 @@ class DirectoryWatches {
   // deletion by the directory's base name: that is taken as the directory itself
   // changing too. No name: anything in `dir` may have changed.
   changed (dir, name) {
+    const watch = this.watches.get(dir)
+    if (watch !== undefined) watch.changedAt = ++clock
     if (name === null || name === undefined) return this.onChange(dir)
     const entry = String(name)
     if (entry === path.basename(dir)) this.onChange(dir)
@@ -152,4 +177,4 @@ function directoriesOf (root, file, links) {
   return dirs
 }
 
-module.exports = { DirectoryWatches, directoriesOf, notifiesChanges }
+module.exports = { DirectoryWatches, directoriesOf, notifiesChanges, tick }

@@ -20,7 +20,8 @@
 //   watches every directory from the root down to the file (and the one holding
 //   each symbolic link on the root's way, which a deploy may swap: see
 //   directoriesOf), and the path
-//   was found again, after the watches were set, to name the same file. Any event
+//   was found again, after the watches were set, to name the same file (or they
+//   were set before its first lookup began, and nothing was heard since). Any event
 //   on the file or a directory on its way drops the entry and every remembered
 //   path through it. Where a watch cannot be set (network file systems, inotify's
 //   limits, a symbolic link as the file's own name) nothing is remembered and the
@@ -33,7 +34,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { DirectoryWatches, directoriesOf, notifiesChanges } = require('./dir-watches')
+const { DirectoryWatches, directoriesOf, notifiesChanges, tick } = require('./dir-watches')
 const { onClose } = require('./on-close')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
 const { lstatOf } = require('./stat')
@@ -194,24 +195,40 @@ class OpenFileCache {
   // reported meanwhile in a directory that vouches for it (see changed()): a
   // change that the second lookup did not see is reported after the watches were
   // set, so either before the key is kept (nothing kept) or after (it drops it).
+  // `found` ({ path, stat }), what the first lookup found, begun at `since` (a
+  // lookupTick()): when the watches were already set then and nothing was heard
+  // since, it is as good as the second lookup, which is skipped (a pool round
+  // trip per miss while a site's directories are watched).
   // → Promise, never rejected.
-  async remember (key, entry, root, relocate) {
+  async remember (key, entry, root, relocate, found = null, since = -1) {
     if (entry.evicted || entry.stat === null || this.max === 0 || !(await this.watchable(root, entry))) return
-    const waiting = { entry, changed: false }
-    this.relocating.add(waiting)
-    let again = null
-    try {
-      again = await relocate()
-    } catch {
-      return
-    } finally {
-      this.relocating.delete(waiting)
-    }
-    if (waiting.changed || entry.evicted || entry.watched === null) return
-    if (again === null || again.path !== entry.path || !sameFile(again.stat, entry.stat)) return
+    if (entry.evicted || entry.watched === null) return
+    const again = found !== null && this.watches.quietSince(entry.watched, since) ? found : await this.lookAgain(entry, relocate)
+    if (again === null || entry.evicted || entry.watched === null) return
+    if (again.path !== entry.path || !sameFile(again.stat, entry.stat)) return
     if (entry.keys === null) entry.keys = []
     if (!entry.keys.includes(key)) entry.keys.push(key)
     this.lookups.set(key, entry)
+  }
+
+  // remember()'s second lookup, `relocate()`: → its { path, stat }, or null when it
+  // failed or a change was heard meanwhile in a directory that vouches for `entry`.
+  async lookAgain (entry, relocate) {
+    const waiting = { entry, changed: false }
+    this.relocating.add(waiting)
+    try {
+      const again = await relocate()
+      return waiting.changed ? null : again
+    } catch {
+      return null
+    } finally {
+      this.relocating.delete(waiting)
+    }
+  }
+
+  // → the moment a lookup begins, for remember()'s `since`.
+  lookupTick () {
+    return tick()
   }
 
   // Whether remember() may still succeed for `file`: not when the cache keeps

@@ -162,16 +162,19 @@ class ConfinedRoot {
   constructor (dir, onRetire = null) {
     this.path = dir
     this.proof = null // the current RootIdentity once one was opened
+    this.statting = null // the stat of the root's name under way, see statName()
     this.closed = false
     this.onRetire = onRetire
   }
 
   // → Promise of the identity of the directory the root's name names now, held:
-  // release() it. Runs on every miss (one stat, on the thread pool); a hit only
-  // compares proofs. Whatever ran meanwhile, the identity is taken and held in
-  // the same turn as it is found current, so no retire() can close it in between.
+  // release() it. Runs on every miss (one stat, on the thread pool; misses that
+  // come while one is under way share it, as if they had come a moment earlier);
+  // a hit only compares proofs. Whatever ran meanwhile, the identity is taken and
+  // held in the same turn as it is found current, so no retire() can close it in
+  // between.
   async use () {
-    const stat = await statOf(this.path)
+    const stat = await this.statName()
     if (this.proof !== null && this.proof.sameAs(stat)) return this.hold(this.proof)
     const opened = await RootIdentity.open(this.path)
     const current = this.proof
@@ -189,6 +192,16 @@ class ConfinedRoot {
       }
     }
     return this.hold(opened)
+  }
+
+  // → Promise of the stat of the root's name: the one under way, or a new one.
+  statName () {
+    if (this.statting === null) {
+      const statting = this.statting = statOf(this.path)
+      const done = () => { if (this.statting === statting) this.statting = null }
+      statting.then(done, done)
+    }
+    return this.statting
   }
 
   hold (identity) {

@@ -110,7 +110,8 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     const canRemember = rememberable(resolved)
     const remembered = canRemember ? cache.lookup(resolved.path) : null
     if (remembered !== null) return serveFile(req, res, remembered, opts, cache, onFound)
-    return locateFile(resolved, opts).then((located) => serveLocated(req, res, { pathname, resolved, located, originalUrl, canRemember }, onFound))
+    const since = cache.lookupTick()
+    return locateFile(resolved, opts).then((located) => serveLocated(req, res, { pathname, resolved, located, originalUrl, canRemember, since }, onFound))
   }
 
   // The miss path's answer once the lookup found `located` (a file or DIRECTORY).
@@ -124,7 +125,7 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     })
   }
 
-  function answerLocated (req, res, { pathname, resolved, located, originalUrl, canRemember }, onFound) {
+  function answerLocated (req, res, { pathname, resolved, located, originalUrl, canRemember, since }, onFound) {
     if (located === DIRECTORY) {
       if (directories === 'index' && !resolved.trailingSlash) {
         return locateFile(resolve(pathname + '/'), opts).then((index) => {
@@ -145,23 +146,24 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     // Found by its name's stat: remembered, if watches can vouch for it, so that
     // the next request for it needs none (see OpenFileCache.remember()).
     return serveFile(req, res, located, opts, cache, (entry) => {
-      remember(resolved, located, entry)
+      remember(resolved, located, entry, since)
       onFound()
     })
   }
 
-  // Remembers that `resolved` names `located`, sent as `entry`. When that was a
-  // precompressed sibling, the file itself is opened to be remembered (unless it
-  // is known that it cannot be): a later request negotiates from it without a stat.
-  function remember (resolved, located, entry) {
+  // Remembers that `resolved` names `located`, sent as `entry`; its lookup began
+  // at `since` (cache.lookupTick()). When that was a precompressed sibling, the
+  // file itself is opened to be remembered (unless it is known that it cannot
+  // be): a later request negotiates from it without a stat.
+  function remember (resolved, located, entry, since) {
     const relocateIt = () => relocate(resolved)
     if (entry.path === located.path) {
-      cache.remember(resolved.path, entry, opts.root, relocateIt)
+      cache.remember(resolved.path, entry, opts.root, relocateIt, located, since)
       return
     }
     if (!cache.mayRemember(located.path)) return
     openLocated(located, opts, cache).then((file) => {
-      cache.remember(resolved.path, file, opts.root, relocateIt).then(() => cache.release(file))
+      cache.remember(resolved.path, file, opts.root, relocateIt, located, since).then(() => cache.release(file))
     }, NOTHING)
   }
 

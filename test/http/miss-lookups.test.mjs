@@ -1,0 +1,151 @@
+// What a miss costs in thread-pool lookups once a site's directories are watched.
+// Each fs request a lookup makes is a round trip to the pool; they are counted
+// with async_hooks (FSREQCALLBACK: fs.stat, fs.lstat, fs.open, fs.read ...),
+// around real requests to a real server. A miss below watched directories
+// stats the name, the root's name and (before remembering) the name without
+// following a link: no second lookup of the name once the watches were set
+// before the first one began and nothing changed since. The rule itself
+// (DirectoryWatches.quietSince) is checked on real inotify events.
+
+import { createHook } from 'node:async_hooks'
+import fs from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterEach, beforeEach, expect, test } from 'vitest'
+import zcopy from '../../lib/index.js'
+import { DirectoryWatches, tick } from '../../lib/http/dir-watches.js'
+import { ConfinedRoot } from '../../lib/http/open-confined.js'
+import { listen, request } from '../fixtures/http/net.mjs'
+
+// Beside the lookups, what a request costs in fs requests without the addon: the
+// body's read (the fallback sends it through the response) and the open (fs.open
+// and a check by /proc, where the addon opens beneath the root in its own job).
+const BODY = zcopy.zeroCopyAvailable ? 0 : 1
+const OPEN = zcopy.zeroCopyAvailable ? 0 : 1
+
+let root
+
+beforeEach(async () => {
+  root = fs.realpathSync(await mkdtemp(join(tmpdir(), 'zcopy-miss-lookups-')))
+  fs.mkdirSync(join(root, 'd'))
+  for (let i = 0; i < 10; i++) fs.writeFileSync(join(root, 'd', `f${i}.txt`), `file ${i}\n`)
+})
+
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true })
+})
+
+// → { stop(): the fs requests made since start }.
+function countFsRequests () {
+  let count = 0
+  const hook = createHook({ init (id, type) { if (type === 'FSREQCALLBACK') count++ } }).enable()
+  return { stop () { hook.disable(); return count } }
+}
+
+// The fs requests of one GET of `path`, checked for its bytes.
+async function fsRequestsOf (port, path, body) {
+  const counting = countFsRequests()
+  const res = await request(port, path)
+  const count = counting.stop()
+  expect(res.status).toBe(200)
+  expect(res.body.toString()).toBe(body)
+  return count
+}
+
+test('a miss below watched directories looks its name up once; the path is then remembered', async () => {
+  const middleware = zcopy.serveStatic(root, { memoryCache: 0 })
+  const app = await listen((req, res) => middleware(req, res, () => { res.statusCode = 404; res.end() }))
+  try {
+    // The first file sets the watches on the root and d/, and is remembered.
+    await fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n')
+    await expect.poll(() => fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
+
+    // A sibling: stat of its name, of the root's name, lstat of its name; not
+    // four (its name's second stat, once its watches are set, is not needed:
+    // they were set before its lookup began).
+    expect(await fsRequestsOf(app.port, '/d/f1.txt', 'file 1\n')).toBe(3 + OPEN + BODY)
+    await expect.poll(() => fsRequestsOf(app.port, '/d/f1.txt', 'file 1\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
+
+    // Still follows the disk: a remembered file rewritten is sent anew.
+    fs.writeFileSync(join(root, 'd', 'f1.txt'), 'file 1, again\n')
+    await expect.poll(() => request(app.port, '/d/f1.txt').then((res) => res.body.toString()), { timeout: 5000, interval: 20 })
+      .toBe('file 1, again\n')
+  } finally {
+    await app.close()
+    await middleware.close()
+  }
+})
+
+test('a miss in a directory not watched yet looks its name up again once the watch is set', async () => {
+  fs.mkdirSync(join(root, 'e'))
+  fs.writeFileSync(join(root, 'e', 'g.txt'), 'g\n')
+  const middleware = zcopy.serveStatic(root, { memoryCache: 0 })
+  const app = await listen((req, res) => middleware(req, res, () => { res.statusCode = 404; res.end() }))
+  try {
+    await fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n')
+    await expect.poll(() => fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
+    // e/ is watched only for this request: its second lookup runs (four).
+    const counting = countFsRequests()
+    expect((await request(app.port, '/e/g.txt')).body.toString()).toBe('g\n')
+    await expect.poll(() => middleware.stats().watchedDirectories, { timeout: 5000, interval: 10 }).toBe(3)
+    await sleep(50) // the second lookup's answer
+    expect(counting.stop()).toBe(4 + OPEN + BODY)
+    await expect.poll(() => fsRequestsOf(app.port, '/e/g.txt', 'g\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
+  } finally {
+    await app.close()
+    await middleware.close()
+  }
+})
+
+test('misses at once share one stat of the root\'s name', async () => {
+  const confined = new ConfinedRoot(root)
+  try {
+    (await confined.use()).release() // opens the root: its proof
+    const counting = countFsRequests()
+    const used = await Promise.all(Array.from({ length: 8 }, () => confined.use()))
+    expect(counting.stop()).toBe(1)
+    expect(new Set(used).size).toBe(1)
+    for (const identity of used) identity.release()
+    // One after the other: one stat each.
+    const again = countFsRequests()
+    for (let i = 0; i < 3; i++) (await confined.use()).release()
+    expect(again.stop()).toBe(3)
+  } finally {
+    confined.close()
+  }
+})
+
+test('quietSince: watched before the tick and no change heard since', async () => {
+  const changes = []
+  const watches = new DirectoryWatches((changed) => changes.push(changed))
+  const d = join(root, 'd')
+  const e = join(root, 'e')
+  fs.mkdirSync(e)
+  try {
+    expect(watches.hold([d])).toBe(true)
+    const afterD = tick()
+    expect(watches.quietSince([d], afterD)).toBe(true)
+    expect(watches.quietSince([d], afterD - 1)).toBe(false) // a lookup begun before the watch
+    expect(watches.quietSince([d, e], afterD)).toBe(false) // e is not watched
+    expect(watches.hold([e])).toBe(true)
+    expect(watches.quietSince([d, e], afterD)).toBe(false) // e was watched after the tick
+    expect(watches.quietSince([d, e], tick())).toBe(true)
+
+    const beforeChange = tick()
+    fs.writeFileSync(join(d, 'f3.txt'), 'changed\n')
+    await expect.poll(() => changes.includes(join(d, 'f3.txt')), { timeout: 5000, interval: 10 }).toBe(true)
+    expect(watches.quietSince([d], beforeChange)).toBe(false) // a change heard since
+    expect(watches.quietSince([e], beforeChange)).toBe(true) // in another directory
+    expect(watches.quietSince([d], tick())).toBe(true)
+
+    // A watch closed and set again is a new watch.
+    const beforeRewatch = tick()
+    watches.release([e])
+    expect(watches.hold([e])).toBe(true)
+    expect(watches.quietSince([e], beforeRewatch)).toBe(false)
+  } finally {
+    watches.close()
+  }
+})
