@@ -36,9 +36,12 @@ function isFileCase (name) {
   return name in manyFiles.CASES
 }
 
-// A many-files case is measured once every server's caches (open files, headers,
-// bodies) and the JIT have met the whole set: at ~20k req/s, 3 s request each
-// of 5,000 files about twelve times.
+// A many-files case is warmed up for longer, so that the caches (open files,
+// headers, bodies) and the JIT meet most of the set before the measurement: at
+// 12,000 req/s, 3 s ask for each of 5,000 files about seven times; a fresh zcopy
+// does about 4,000 a second in its first seconds, each first request a lookup on
+// the thread pool, so part of its measured run still pays them (run.js
+// --warm-up 10 measures its steady state).
 const FILE_CASE_WARM_UP_SECONDS = 3
 
 // Creates what `name` requests under `root` → { path } (one file) or { script } (wrk
@@ -49,4 +52,4 @@ function prepareCase (root, name) {
   return { path: `/${name}.bin` }
 }
 
-module.exports = { selectCases, isFileCase, prepareCase }
+module.exports = { FILE_CASE_WARM_UP_SECONDS, selectCases, isFileCase, prepareCase }

@@ -94,6 +94,20 @@ function binaryOf ({ cwd, env }) {
   return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))
 }
 
+// { side name: addon file } for `sides`; exits (code 2, a line on stderr) when a
+// side loads none: it would measure the JavaScript fallback, not a build.
+function requireAddons (sides, base) {
+  const binaries = {}
+  for (const [name, side] of Object.entries(sides)) {
+    binaries[name] = binaryOf(side)
+    if (binaries[name] === null) {
+      process.stderr.write(`${name === 'base' ? `--base ${base}` : 'this checkout'}: no zcopy addon loads from it (build it with npx node-gyp rebuild)\n`)
+      process.exit(2)
+    }
+  }
+  return binaries
+}
+
 async function main () {
   const { base, file, connections, rounds, seconds, workers, threads, tls, server } = options()
   delete process.env.ZCOPY_NATIVE // addons are compared: neither side may fall back
@@ -106,14 +120,7 @@ async function main () {
     process.stderr.write(`--server '${server}' runs the base's lib/: --base ${base} must be a checkout\n`)
     process.exit(2)
   }
-  const binaries = {}
-  for (const [name, side] of Object.entries(sides)) {
-    binaries[name] = binaryOf(side)
-    if (binaries[name] === null) {
-      process.stderr.write(`${name === 'base' ? `--base ${base}` : 'this checkout'}: no zcopy addon loads from it (build it with npx node-gyp rebuild)\n`)
-      process.exit(2)
-    }
-  }
+  const binaries = requireAddons(sides, base)
   const root = mkdtempSync(join(tmpdir(), 'zcopy-compare-'))
   const target = prepareCase(root, file)
   const servers = {}
@@ -159,4 +166,4 @@ if (require.main === module) {
   })
 }
 
-module.exports = { binaryOf, sideOf }
+module.exports = { binaryOf, requireAddons, sideOf }

@@ -20,7 +20,7 @@ const { mkdtempSync, rmSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join, resolve } = require('node:path')
 const { parseArgs } = require('node:util')
-const { binaryOf, sideOf } = require('./compare-builds')
+const { requireAddons, sideOf } = require('./compare-builds')
 const { cpuTime, perRequest } = require('./cpu')
 const { measure, wrkInstalled } = require('./load')
 const { prepare } = require('./many-files')
@@ -80,12 +80,7 @@ async function main () {
     process.exit(2)
   }
   const sides = { checkout: sideOf(null), base: sideOf(base) }
-  for (const [name, side] of Object.entries(sides)) {
-    if (binaryOf(side) === null) {
-      process.stderr.write(`${name === 'base' ? `--base ${base}` : 'this checkout'}: no zcopy addon loads from it (build it with npx node-gyp rebuild)\n`)
-      process.exit(2)
-    }
-  }
+  requireAddons(sides, base)
   const root = mkdtempSync(join(tmpdir(), 'zcopy-misses-'))
   try {
     const scripts = { warm: prepare(root, CASE, 'warm'), cold: prepare(root, CASE, 'cold') }

@@ -5,7 +5,7 @@
 //
 //   node bench/http/run.js [--seconds 5] [--rounds 3] [--cases 4k,64k,1m,100m,files-100,files-5000,files-5000-zipf]
 //                          [--sizes 4k,64k,1m,100m] [--connections 16] [--tls] [--no-memory] [--workers N]
-//                          [--servers 'zcopy serve,zcopy (node:http),nginx']
+//                          [--servers 'zcopy serve,zcopy (node:http),nginx'] [--warm-up SECONDS]
 //
 // --cases: what is measured (default all; `sizes` and `files` name the groups).
 // The sizes are one file each; files-100 and files-5000 are that many 4 KiB files
@@ -14,7 +14,9 @@
 // selects those sizes only, as before; with --cases it narrows the sizes.
 //
 // Each server runs in its own child process, a fresh one for every case and
-// round, warmed up for 1 s (3 s for the many-files cases); the load comes from
+// round, warmed up for 1 s (3 s for the many-files cases; --warm-up sets it for
+// every case: a fresh zcopy looks each of 5,000 files up on its first request,
+// so a longer warm-up measures its steady state instead); the load comes from
 // another (wrk -t1 -c16 when installed, else autocannon). nginx, tuned as a
 // production static server (nginx.js), joins when it is installed.
 // --connections 1,16,256: each case at each count (a column per pair).
@@ -35,7 +37,7 @@ const { mkdtempSync, rmSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { parseArgs } = require('node:util')
-const { selectCases, isFileCase, prepareCase } = require('./cases')
+const { FILE_CASE_WARM_UP_SECONDS, selectCases, isFileCase, prepareCase } = require('./cases')
 const { cpuTime, perRequest } = require('./cpu')
 const { freePort } = require('./free-port')
 const { measure, loadTool, wrkInstalled } = require('./load')
@@ -72,7 +74,8 @@ function options () {
         tls: { type: 'boolean', default: false },
         'no-memory': { type: 'boolean', default: false },
         workers: { type: 'string' },
-        servers: { type: 'string' }
+        servers: { type: 'string' },
+        'warm-up': { type: 'string' }
       }
     }))
     values.cases = selectCases(values)
@@ -83,6 +86,8 @@ function options () {
   const rounds = Number(values.rounds)
   if (!(seconds > 0)) usage(`--seconds takes a positive number, not '${values.seconds}'`)
   if (!(Number.isInteger(rounds) && rounds > 0)) usage(`--rounds takes a positive whole number, not '${values.rounds}'`)
+  const warmUp = values['warm-up'] === undefined ? null : Number(values['warm-up'])
+  if (warmUp !== null && !(Number.isInteger(warmUp) && warmUp > 0)) usage(`--warm-up takes a whole number of seconds from 1, not '${values['warm-up']}'`)
   const workers = values.workers === undefined ? null : Number(values.workers)
   if (workers !== null && !(Number.isInteger(workers) && workers > 0 && workers <= MAX_WORKERS)) {
     usage(`--workers takes a whole number from 1 to ${MAX_WORKERS}, not '${values.workers}'`)
@@ -98,6 +103,7 @@ function options () {
     cases: values.cases,
     seconds,
     rounds,
+    warmUp,
     connections: connections.map(Number),
     tls: values.tls,
     memory: !values['no-memory'] && workers === null && !values.tls,
@@ -125,14 +131,20 @@ function withoutWrk (cases) {
   return cases.filter((name) => !isFileCase(name))
 }
 
+// The seconds of load before a case's measured run: --warm-up, else the case's
+// own, else WARM_UP_SECONDS.
+function warmUpOf (target, warmUp) {
+  return warmUp ?? target.warmUpSeconds ?? WARM_UP_SECONDS
+}
+
 // One measurement of `kind` on a case at a connection count: fresh server,
 // warm-up, then the load (one load thread per server worker).
-async function runOnce (kind, root, target, { seconds, workers, connections, tls }) {
+async function runOnce (kind, root, target, { seconds, warmUp, workers, connections, tls }) {
   const server = await start(kind, root, workers, tls)
   try {
     const url = `${tls ? 'https' : 'http'}://127.0.0.1:${server.port}${target.path ?? '/'}`
     const load = (duration) => measure(url, { threads: workers, connections, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)] })
-    await load(target.warmUpSeconds ?? WARM_UP_SECONDS) // caches, JIT
+    await load(warmUpOf(target, warmUp)) // caches, JIT
     const before = cpuTime(server.pid)
     const { requests, requestsPerSecond, errors, cpu: clientCpu } = await load(seconds)
     return {
@@ -147,7 +159,7 @@ async function runOnce (kind, root, target, { seconds, workers, connections, tls
 }
 
 async function main () {
-  const { cases: selected, seconds, rounds, connections, tls, memory, workers, servers } = options()
+  const { cases: selected, seconds, rounds, warmUp, connections, tls, memory, workers, servers } = options()
   const nginx = nginxInstalled()
   const known = [...KINDS, ZCOPY_SERVE, 'nginx']
   const unknown = (servers ?? []).filter((name) => !known.includes(name))
@@ -166,23 +178,25 @@ async function main () {
   }
   const connectionsText = connections.length > 1 ? `-c${connections.join('/')}` : `-c${connections[0]}`
   console.log(`load: ${loadTool}${loadTool === 'wrk' ? ` -t${threads}` : threads > 1 ? ` -w ${threads}` : ''} ${connectionsText}` +
-    `${tls ? ' over TLS 1.3 (one self-signed P-256 certificate)' : ''}, ${seconds}s per run after a ${WARM_UP_SECONDS}s warm-up, ` +
+    `${tls ? ' over TLS 1.3 (one self-signed P-256 certificate)' : ''}, ${seconds}s per run after a ${warmUp ?? WARM_UP_SECONDS}s warm-up` +
+    `${warmUp === null && cases.some(isFileCase) ? ` (${FILE_CASE_WARM_UP_SECONDS}s for the many-files cases)` : ''}, ` +
     `${rounds} round${rounds > 1 ? 's' : ''}, a fresh server per run, the servers alternating` + (nginx ? '' : '; nginx not installed: skipped'))
   // One column per case and connection count.
   const columns = cases.flatMap((name) => connections.map((count) => ({ name, connections: count, label: connections.length > 1 ? `${name} c${count}` : name })))
   const runs = rounds * columns.length * kinds.length
-  console.log(`${runs} runs, about ${Math.ceil(runs * (seconds + WARM_UP_SECONDS + 0.5) / 60)} min\n`)
   const root = mkdtempSync(join(tmpdir(), 'zcopy-bench-http-'))
   const certificate = tls ? makeCertificate() : null
   try {
     const targets = Object.fromEntries(cases.map((name) => [name, prepareCase(root, name)]))
+    const warmUps = columns.reduce((sum, { name }) => sum + warmUpOf(targets[name], warmUp), 0)
+    console.log(`${runs} runs, about ${Math.ceil((runs * (seconds + 0.5) + rounds * kinds.length * warmUps) / 60)} min\n`)
     const results = Object.fromEntries(columns.map(({ label }) => [label, Object.fromEntries(kinds.map((kind) => [kind, []]))]))
     const labelWidth = Math.max(...columns.map(({ label }) => label.length))
     const kindWidth = Math.max(...kinds.map((kind) => kind.length))
     for (let round = 1; round <= rounds; round++) {
       for (const { name, connections: count, label } of columns) {
         for (const kind of kinds) {
-          const result = await runOnce(kind, root, targets[name], { seconds, workers: threads, connections: count, tls: certificate })
+          const result = await runOnce(kind, root, targets[name], { seconds, warmUp, workers: threads, connections: count, tls: certificate })
           results[label][kind].push(result)
           const { requestsPerSecond, cpu, clientCpu, errors } = result
           console.log(`round ${round}/${rounds}  ${label.padEnd(labelWidth)}  ${kind.padEnd(kindWidth)}  ` +

@@ -203,8 +203,11 @@ class OpenFileCache {
   async remember (key, entry, root, relocate, found = null, since = -1) {
     if (entry.evicted || entry.stat === null || this.max === 0 || !(await this.watchable(root, entry))) return
     if (entry.evicted || entry.watched === null) return
-    const again = found !== null && this.watches.quietSince(entry.watched, since) ? found : await this.lookAgain(entry, relocate)
-    if (again === null || entry.evicted || entry.watched === null) return
+    let again = found
+    if (found === null || !this.watches.quietSince(entry.watched, since)) {
+      again = await this.lookAgain(entry, relocate)
+      if (again === null || entry.evicted || entry.watched === null) return
+    }
     if (again.path !== entry.path || !sameFile(again.stat, entry.stat)) return
     if (entry.keys === null) entry.keys = []
     if (!entry.keys.includes(key)) entry.keys.push(key)
