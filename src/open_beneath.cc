@@ -1,12 +1,15 @@
-// openBeneath(dirFd, relativePath) → Promise<number>
+// openBeneath(dirFd, relativePath) → Promise<{ fd, link }>
 //
-// A new descriptor for `relativePath` resolved below `dirFd` by the kernel:
+// `fd`: a new descriptor for `relativePath` resolved below `dirFd` by the kernel:
 // openat2(dirFd, relativePath, { flags: O_RDONLY | O_NONBLOCK | O_CLOEXEC |
 // O_NOCTTY, resolve: RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS }). `..` above
 // the directory, an absolute path, a symlink leading out (EXDEV) and /proc magic
 // links (ELOOP) are refused; O_NONBLOCK keeps a FIFO from blocking the pool
 // thread (the caller fstat's the descriptor and refuses what is not a regular
-// file). Rejects with a Node-style system error (code, negative errno, syscall
+// file). `link`: whether the path's last component was a symbolic link (the
+// open tries O_NOFOLLOW first, and follows the link when that fails with ELOOP),
+// what the open-file cache would otherwise ask an lstat(2) on another pool round
+// trip. Rejects with a Node-style system error (code, negative errno, syscall
 // 'openat2', path). Where the kernel has no openat2 the first call rejects with
 // ENOSYS and later ones do at once, without a pool round trip.
 //
@@ -43,17 +46,32 @@ struct OpenJob {
   int dir_fd = -1;
   std::string path;
   int fd = -1;
+  bool link = false;
   int error = 0;
 };
 
-int OpenBeneath(int dir_fd, const char* path, int* error) {
+long OpenAt2(int dir_fd, const char* path, uint64_t flags) {
   OpenHow how{};
-  how.flags = static_cast<uint64_t>(O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  how.flags = flags;
   how.resolve = kResolveBeneath | kResolveNoMagiclinks;
   long fd;
   do {
     fd = syscall(__NR_openat2, dir_fd, path, &how, sizeof(how));
   } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+// The descriptor, or -1 and `*error`. `*link`: the last component was a symbolic
+// link. ELOOP under O_NOFOLLOW also comes from a loop or a magic link on the way,
+// which the second open meets again; an open that succeeds the second time had a
+// link last (or the name was swapped for one in between: told as a link).
+int OpenBeneath(int dir_fd, const char* path, bool* link, int* error) {
+  const uint64_t flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+  long fd = OpenAt2(dir_fd, path, flags | O_NOFOLLOW);
+  if (fd < 0 && errno == ELOOP) {
+    *link = true;
+    fd = OpenAt2(dir_fd, path, flags);
+  }
   if (fd < 0) {
     *error = errno;
     if (*error == ENOSYS) openat2_missing.store(true, std::memory_order_relaxed);
@@ -68,7 +86,7 @@ void Execute(napi_env /*env*/, void* data) {
     job->error = ENOSYS;
     return;
   }
-  job->fd = OpenBeneath(job->dir_fd, job->path.c_str(), &job->error);
+  job->fd = OpenBeneath(job->dir_fd, job->path.c_str(), &job->link, &job->error);
 }
 
 // On the event loop, or during the environment's teardown (JS unavailable: the
@@ -79,7 +97,12 @@ void Complete(napi_env env, napi_status /*status*/, void* data) {
   if (job->error == 0 && !fd.Valid()) job->error = ECANCELED;  // never ran
   if (job->error == 0) {
     napi_value value = nullptr;
-    if (napi_create_int32(env, fd.Get(), &value) == napi_ok &&
+    napi_value number = nullptr;
+    napi_value link = nullptr;
+    if (napi_create_object(env, &value) == napi_ok && napi_create_int32(env, fd.Get(), &number) == napi_ok &&
+        napi_get_boolean(env, job->link, &link) == napi_ok &&
+        napi_set_named_property(env, value, "fd", number) == napi_ok &&
+        napi_set_named_property(env, value, "link", link) == napi_ok &&
         napi_resolve_deferred(env, job->deferred, value) == napi_ok) {
       fd.Release();  // JS owns it now
     }

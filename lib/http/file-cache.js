@@ -72,6 +72,8 @@ class OpenFile {
     this.closeFd = null // closes `fd` the way it was opened
     this.proof = null // what it was proven against: its scope's proof at admission
     this.stat = null // the descriptor's fstat, set last: an entry with a stat is open
+    this.openedAt = -1 // the tick() when its open began
+    this.nameIsLink = null // whether its name's last component was a link then (null: not told)
     this.users = 1
     this.recentlyUsed = true // for the sweep (see sweep())
     this.referenced = false // used again since trim() last passed it (see trim())
@@ -265,7 +267,7 @@ class OpenFileCache {
     const found = this.linksOf(root)
     const links = await found
     const dirs = (await notifies) ? directoriesOf(root, entry.path, links) : null
-    if (dirs === null || (await isSymbolicLink(entry.path)) || entry.evicted) return false
+    if (dirs === null || (await this.nameIsLink(entry, dirs)) || entry.evicted) return false
     if (this.watches === null) this.watches = new DirectoryWatches((changed) => this.changed(changed), this.maxWatches)
     if (!this.watches.hold(dirs)) return false
     // A change on the root's way came before the watches were set: they may not
@@ -276,6 +278,16 @@ class OpenFileCache {
     }
     entry.watched = dirs
     return true
+  }
+
+  // Whether `entry`'s own name is a symbolic link, or may be. Its open's answer
+  // (no link) stands while `dirs`, its parent among them, were watched before
+  // that open began and nothing was heard from them since (a change after it is
+  // still to be heard, and drops the entry then); otherwise an lstat, a pool
+  // round trip, tells (→ a Promise then).
+  nameIsLink (entry, dirs) {
+    if (entry.nameIsLink === false && this.watches !== null && this.watches.quietSince(dirs, entry.openedAt)) return false
+    return isSymbolicLink(entry.path)
   }
 
   // → Promise of the symbolic links on `root`'s way (linksOnPath), looked up
@@ -433,11 +445,13 @@ class OpenFileCache {
   }
 
   async open (entry) {
+    entry.openedAt = tick()
     try {
-      const { fd, stat, proof, close } = await entry.scope.open(entry.path)
+      const { fd, stat, proof, close, link } = await entry.scope.open(entry.path)
       entry.fd = fd
       entry.closeFd = close
       entry.proof = proof
+      entry.nameIsLink = link
       entry.stat = stat
       return entry
     } catch (err) {

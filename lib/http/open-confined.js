@@ -16,6 +16,10 @@
 //   opened by name and the descriptor itself is checked: its /proc/self/fd link,
 //   the kernel's name for what was opened, must lie beneath the root descriptor's
 //   own /proc/self/fd link.
+// - An open also tells, when it can at no cost, whether the name's last component
+//   is a symbolic link (`link`: the addon's open tries O_NOFOLLOW first), which
+//   the open-file cache needs before it may remember the name; null when it
+//   cannot (then the cache asks an lstat).
 // - A scope's `proof` is what an opened file was proven against; the open-file
 //   cache keeps it with the entry and serves the entry only while the scope's
 //   proof is still the same object. A root's proof is the identity (dev/ino, kept
@@ -97,10 +101,10 @@ class Unconfined {
     this.proof = this
   }
 
-  // → Promise<{ fd, stat, proof }>
+  // → Promise<{ fd, stat, proof, link }>
   async open (file) {
     const fd = await openFd(file, FILE_FLAGS)
-    return { fd, stat: admit(fd, null, byFs), proof: this, close: byFs.close }
+    return { fd, stat: admit(fd, null, byFs), proof: this, close: byFs.close, link: null }
   }
 
   close () {}
@@ -237,24 +241,27 @@ class ConfinedRoot {
     return relative
   }
 
-  // → Promise<{ fd, stat, proof }>; rejects with the fs error, or a 404 HttpError
-  // for a file that is not regular or not beneath the root.
+  // → Promise<{ fd, stat, proof, close, link }>; rejects with the fs error, or a
+  // 404 HttpError for a file that is not regular or not beneath the root.
   async open (file) {
     const relative = this.relative(file)
     const identity = await this.use()
     try {
       if (beneathAvailable) {
-        let fd = -1
+        let opened = null
         try {
-          fd = await native.openBeneath(identity.fd, relative)
+          opened = await native.openBeneath(identity.fd, relative)
         } catch (err) {
           if (NO_OPENAT2.has(err.code)) beneathAvailable = false
           else if (!TRY_BY_NAME.has(err.code)) throw err
         }
-        if (fd !== -1) return { fd, stat: admit(fd, null, byAddon), proof: identity, close: byAddon.close } // beneath: the kernel proved it
+        if (opened !== null) { // beneath: the kernel proved it
+          const { fd, link } = opened
+          return { fd, stat: admit(fd, null, byAddon), proof: identity, close: byAddon.close, link }
+        }
       }
       const fd = await openFd(file, FILE_FLAGS)
-      return { fd, stat: admit(fd, (opened) => identity.contains(opened), byFs), proof: identity, close: byFs.close }
+      return { fd, stat: admit(fd, (opened) => identity.contains(opened), byFs), proof: identity, close: byFs.close, link: null }
     } finally {
       identity.release()
     }

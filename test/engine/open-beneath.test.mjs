@@ -1,7 +1,8 @@
-// native.openBeneath(dirFd, relativePath) → Promise<fd>: openat2(2) with
-// RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
-// O_NOCTTY, on the thread pool. The kernel, not a check of the name, keeps the
-// open below the directory (issue 12, parts 1 and 3).
+// native.openBeneath(dirFd, relativePath) → Promise<{ fd, link }>: openat2(2)
+// with RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS, O_RDONLY | O_NONBLOCK |
+// O_CLOEXEC | O_NOCTTY, on the thread pool. The kernel, not a check of the name,
+// keeps the open below the directory (issue 12, parts 1 and 3). `link` tells
+// whether the last component was a symbolic link (O_NOFOLLOW first).
 import { execFile, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -26,6 +27,10 @@ beforeAll(() => {
   fs.writeFileSync(path.join(root, 'sub', 'file.txt'), 'inside')
   fs.writeFileSync(path.join(dir, 'outside', 'secret.txt'), 'outside')
   fs.symlinkSync('sub/file.txt', path.join(root, 'link-in'))
+  fs.symlinkSync('sub', path.join(root, 'link-sub'))
+  fs.symlinkSync('link-in', path.join(root, 'link-to-link'))
+  fs.symlinkSync('loop-b', path.join(root, 'loop-a'))
+  fs.symlinkSync('loop-a', path.join(root, 'loop-b'))
   fs.symlinkSync('../outside', path.join(root, 'link-out-dir'))
   fs.symlinkSync('../outside/secret.txt', path.join(root, 'link-out-file'))
   fs.symlinkSync(path.join(root, 'sub', 'file.txt'), path.join(root, 'link-absolute'))
@@ -52,15 +57,26 @@ async function readAndClose (fd) {
 
 describe.skipIf(!native)('openBeneath', () => {
   it('opens a file below the directory: a new descriptor, non-blocking, close-on-exec', async () => {
-    const fd = await native.openBeneath(rootFd, 'sub/file.txt')
+    const { fd, link } = await native.openBeneath(rootFd, 'sub/file.txt')
     expect(Number.isInteger(fd) && fd > 2 && fd !== rootFd).toBe(true)
+    expect(link).toBe(false)
     expect(flags(fd) & (O_NONBLOCK | O_CLOEXEC)).toBe(O_NONBLOCK | O_CLOEXEC)
     expect(await readAndClose(fd)).toBe('inside')
   })
 
-  it('follows a relative symlink that stays inside', async () => {
-    expect(await readAndClose(await native.openBeneath(rootFd, 'link-in'))).toBe('inside')
-    expect(await readAndClose(await native.openBeneath(rootFd, './sub/../sub/file.txt'))).toBe('inside')
+  it('follows a relative symlink that stays inside, and tells whether the last component was one', async () => {
+    const opened = async (rel) => {
+      const { fd, link } = await native.openBeneath(rootFd, rel)
+      return [await readAndClose(fd), link]
+    }
+    expect(await opened('link-in')).toEqual(['inside', true])
+    expect(await opened('link-to-link')).toEqual(['inside', true])
+    expect(await opened('./sub/../sub/file.txt')).toEqual(['inside', false])
+    expect(await opened('link-sub/file.txt')).toEqual(['inside', false]) // a link on the way, not last
+  })
+
+  it('a symlink loop is ELOOP, as before O_NOFOLLOW', async () => {
+    await expect(native.openBeneath(rootFd, 'loop-a')).rejects.toMatchObject({ code: 'ELOOP', syscall: 'openat2', path: 'loop-a' })
   })
 
   it.each([
@@ -98,7 +114,7 @@ describe.skipIf(!native)('openBeneath', () => {
   })
 
   it('opens a FIFO without a writer at once (O_NONBLOCK); the caller fstat\'s and refuses it', async () => {
-    const fd = await native.openBeneath(rootFd, 'fifo')
+    const { fd } = await native.openBeneath(rootFd, 'fifo')
     try {
       expect(fs.fstatSync(fd).isFIFO()).toBe(true)
     } finally {
@@ -130,13 +146,13 @@ describe.skipIf(!native)('openBeneath', () => {
     expect(call(rootFd, 'a\0b')).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }))
   })
 
-  it('leaks no descriptor: 500 opens, refusals and failures', async () => {
+  it('leaks no descriptor: 500 opens (through links too), refusals and failures', async () => {
     const before = openFdCount()
     const results = await Promise.allSettled(Array.from({ length: 500 }, (_, i) =>
-      native.openBeneath(rootFd, ['sub/file.txt', 'link-out-file', 'missing', 'fifo', '../x'][i % 5])))
-    const fds = results.filter((r) => r.status === 'fulfilled').map((r) => r.value)
-    expect(fds).toHaveLength(200)
-    expect(openFdCount()).toBe(before + 200)
+      native.openBeneath(rootFd, ['sub/file.txt', 'link-out-file', 'missing', 'fifo', '../x', 'link-in', 'loop-a'][i % 7])))
+    const fds = results.filter((r) => r.status === 'fulfilled').map((r) => r.value.fd)
+    expect(fds).toHaveLength(72 + 71 + 71) // sub/file.txt, fifo, link-in
+    expect(openFdCount()).toBe(before + fds.length)
     for (const fd of fds) fs.closeSync(fd)
     expect(openFdCount()).toBe(before)
   })

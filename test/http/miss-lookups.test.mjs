@@ -2,10 +2,10 @@
 // Each fs request a lookup makes is a round trip to the pool; they are counted
 // with async_hooks (FSREQCALLBACK: fs.stat, fs.lstat, fs.open, fs.read ...),
 // around real requests to a real server. A miss below watched directories
-// stats the name, the root's name and (before remembering) the name without
-// following a link: no second lookup of the name once the watches were set
-// before the first one began and nothing changed since. The rule itself
-// (DirectoryWatches.quietSince) is checked on real inotify events.
+// stats the name and the root's name: no second lookup of the name once the
+// watches were set before the first one began and nothing changed since, and no
+// lstat of the name either where the addon's open told that it is no link. The
+// rule itself (DirectoryWatches.quietSince) is checked on real inotify events.
 
 import { createHook } from 'node:async_hooks'
 import fs from 'node:fs'
@@ -24,6 +24,9 @@ import { listen, request } from '../fixtures/http/net.mjs'
 // and a check by /proc, where the addon opens beneath the root in its own job).
 const BODY = zcopy.zeroCopyAvailable ? 0 : 1
 const OPEN = zcopy.zeroCopyAvailable ? 0 : 1
+// The lstat that tells whether the name is a link before it is remembered: the
+// addon's open tells it (O_NOFOLLOW first) while the watches stayed quiet.
+const LINK = zcopy.zeroCopyAvailable ? 0 : 1
 
 let root
 
@@ -62,16 +65,35 @@ test('a miss below watched directories looks its name up once; the path is then 
     await fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n')
     await expect.poll(() => fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
 
-    // A sibling: stat of its name, of the root's name, lstat of its name; not
-    // four (its name's second stat, once its watches are set, is not needed:
-    // they were set before its lookup began).
-    expect(await fsRequestsOf(app.port, '/d/f1.txt', 'file 1\n')).toBe(3 + OPEN + BODY)
+    // A sibling: stat of its name and of the root's name (and, without the addon,
+    // an lstat of its name); not its name's second stat once its watches are set:
+    // they were set before its lookup began.
+    expect(await fsRequestsOf(app.port, '/d/f1.txt', 'file 1\n')).toBe(2 + LINK + OPEN + BODY)
     await expect.poll(() => fsRequestsOf(app.port, '/d/f1.txt', 'file 1\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
 
     // Still follows the disk: a remembered file rewritten is sent anew.
     fs.writeFileSync(join(root, 'd', 'f1.txt'), 'file 1, again\n')
     await expect.poll(() => request(app.port, '/d/f1.txt').then((res) => res.body.toString()), { timeout: 5000, interval: 20 })
       .toBe('file 1, again\n')
+  } finally {
+    await app.close()
+    await middleware.close()
+  }
+})
+
+test('a name that is a symbolic link is never remembered, also below watched directories', async () => {
+  fs.symlinkSync('f2.txt', join(root, 'd', 'link.txt'))
+  const middleware = zcopy.serveStatic(root, { memoryCache: 0 })
+  const app = await listen((req, res) => middleware(req, res, () => { res.statusCode = 404; res.end() }))
+  try {
+    await fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n')
+    await expect.poll(() => fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
+    // Its target's directory is watched, but a link retargeted elsewhere would not
+    // be heard from there: every request looks the name up.
+    for (let i = 0; i < 5; i++) {
+      expect(await fsRequestsOf(app.port, '/d/link.txt', 'file 2\n')).toBeGreaterThan(BODY)
+      await sleep(50)
+    }
   } finally {
     await app.close()
     await middleware.close()
@@ -86,7 +108,8 @@ test('a miss in a directory not watched yet looks its name up again once the wat
   try {
     await fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n')
     await expect.poll(() => fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
-    // e/ is watched only for this request: its second lookup runs (four).
+    // e/ is watched only for this request: its second lookup runs, and the lstat
+    // of its name (four).
     const counting = countFsRequests()
     expect((await request(app.port, '/e/g.txt')).body.toString()).toBe('g\n')
     await expect.poll(() => middleware.stats().watchedDirectories, { timeout: 5000, interval: 10 }).toBe(3)

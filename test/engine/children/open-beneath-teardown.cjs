@@ -73,6 +73,6 @@ if (isMainThread) {
   })
 } else {
   const { native } = require('../../../lib/binding')
-  for (let i = 0; i < OPENS; i++) native.openBeneath(workerData.dirFd, 'file.txt').then((fd) => fs.closeSync(fd), () => {})
+  for (let i = 0; i < OPENS; i++) native.openBeneath(workerData.dirFd, 'file.txt').then(({ fd }) => fs.closeSync(fd), () => {})
   parentPort.postMessage('queued')
 }
