@@ -40,7 +40,11 @@ const { ConfinedRoot, UNCONFINED } = require('./open-confined')
 const { lstatOf } = require('./stat')
 
 const SWEEP_INTERVAL_MS = 10_000
-const SMALL_FILE = 64 * 1024 // the largest file kept in memory
+const SMALL_FILE = 64 * 1024 // the largest file kept in memory, see keepBody()
+// The largest kept for a request whose body is copied through user space anyway
+// (TLS, HTTP/2, no addon), where sendfile cannot help: answered from memory as
+// Node's own floor answers, not read again in chunks for every response.
+const COPIED_FILE = 1024 * 1024
 
 // → Promise of whether `file`'s own name is a symbolic link (true when that
 // cannot be told: not vouched for).
@@ -150,20 +154,22 @@ class OpenFileCache {
   // → the OpenFile for `file` when it is open here, proven against `scope`'s
   // current proof, and still the file whose stat the caller just took; else null
   // (then acquire()). Pair with release(). The common case, a hit, without a promise.
-  take (file, stat, scope = UNCONFINED) {
+  // `copied`: the request's body is copied through user space anyway (see use()).
+  take (file, stat, scope = UNCONFINED, copied = false) {
     const cached = this.entries.get(file)
     if (cached === undefined || cached.stat === null || cached.proof !== scope.proof || !sameFile(cached.stat, stat)) return null
-    return this.use(cached)
+    return this.use(cached, copied)
   }
 
   // → Promise<OpenFile> for `file`, whose current stat the caller just took, opened
   // in `scope` (see scope()). Rejects with the fs error when it cannot be opened, or
   // with a 404 HttpError when what was opened may not be served. Pair with release().
-  acquire (file, stat, scope = UNCONFINED) {
+  // `copied`: as take()'s.
+  acquire (file, stat, scope = UNCONFINED, copied = false) {
     const cached = this.entries.get(file)
     if (cached !== undefined) {
       if (cached.stat === null ? cached.scope === scope : cached.proof === scope.proof && sameFile(cached.stat, stat)) {
-        return this.use(cached).ready
+        return this.use(cached, copied).ready
       }
       this.evict(cached)
     }
@@ -389,15 +395,16 @@ class OpenFileCache {
     }
   }
 
-  // A file asked for twice, up to SMALL_FILE bytes, is read once into memory
-  // (within `memoryBytes` in all) and answered with one write from then on. The
+  // A file asked for twice, up to SMALL_FILE bytes (COPIED_FILE for a request
+  // whose body is copied anyway: see use()), is read once into memory (within
+  // `memoryBytes` in all) and answered with one write from then on. The
   // read holds the entry like a response does, so its descriptor stays open; bytes
   // read from a file that changed meanwhile are dropped with the entry when the
   // change is seen, as a transfer's are.
   keepBody (entry) {
     entry.bodyTried = true
     const size = entry.stat.size
-    if (entry.evicted || size === 0 || size > SMALL_FILE || this.memoryUsed + size > this.memoryBytes) return
+    if (entry.evicted || size === 0 || this.memoryUsed + size > this.memoryBytes) return
     this.memoryUsed += size
     entry.users++
     const bytes = Buffer.allocUnsafe(size)
@@ -408,11 +415,14 @@ class OpenFileCache {
     })
   }
 
-  use (entry) {
+  // `copied`: the request's body is copied through user space anyway, so a file up
+  // to COPIED_FILE may be kept (see keepBody()).
+  use (entry, copied = false) {
     entry.users++
     entry.recentlyUsed = true
     entry.referenced = true
-    if (++entry.hits >= 2 && !entry.bodyTried && entry.stat !== null) this.keepBody(entry)
+    if (++entry.hits >= 2 && !entry.bodyTried && entry.stat !== null &&
+      entry.stat.size <= (copied ? COPIED_FILE : SMALL_FILE)) this.keepBody(entry)
     return entry
   }
 

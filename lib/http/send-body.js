@@ -46,13 +46,18 @@ function nothingSent () {
   return { bytes: 0, zeroCopy: false, complete: false }
 }
 
+// Whether a body for `req` is copied through user space whatever its response
+// does: without the addon, over HTTP/2, over TLS (the kernel cannot encrypt it).
+function copiesBody (req) {
+  return !zeroCopyAvailable || req.httpVersionMajor !== 1 || Boolean(req.socket.encrypted)
+}
+
 // Whether the engine may write to the connection directly, behind Node's back:
 // only when it moves the bytes with sendfile (the fallback's chunks go through
 // the response object, where Node writes the head with the first one).
 // `ownEncoding`: the Content-Encoding on res, if any, is one zcopy chose.
 function mayBypassResponse (req, res, ownEncoding) {
-  return zeroCopyAvailable && req.httpVersionMajor === 1 && !req.socket.encrypted &&
-    res.write === nodeWrite && res.end === nodeEnd &&
+  return !copiesBody(req) && res.write === nodeWrite && res.end === nodeEnd &&
     (ownEncoding || !res.hasHeader('Content-Encoding'))
 }
 
@@ -163,4 +168,4 @@ function sendBody (req, res, fd, range, { ownEncoding }) {
   })
 }
 
-module.exports = { sendBody }
+module.exports = { copiesBody, sendBody }

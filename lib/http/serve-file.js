@@ -11,7 +11,7 @@ const { httpError, isHttpError, lookupError } = require('./http-error')
 const { negotiateEncoding, siblingNames, siblingsOf } = require('./precompressed')
 const { isConditional, notModified, preconditionFailed } = require('./preconditions')
 const { selectRange } = require('./range')
-const { sendBody } = require('./send-body')
+const { copiesBody, sendBody } = require('./send-body')
 
 // What serveFile() returns when it answered in the call: nothing left to wait for.
 const ANSWERED = Promise.resolve()
@@ -76,9 +76,10 @@ function openTarget (req, located, { sibling, vary }, options, cache) {
   cache.clearOnClose(req.socket && req.socket.server)
   const encoding = sibling ? sibling.encoding : located.encoding || null
   const scope = located.path === options.root ? cache.scope(null) : scopeOf(options, cache)
-  const entry = cache.take(target.path, target.stat, scope)
+  const copied = copiesBody(req) // then a bigger file is kept in memory once hot
+  const entry = cache.take(target.path, target.stat, scope, copied)
   if (entry !== null) return { entry, typePath: located.path, encoding, vary }
-  return cache.acquire(target.path, target.stat, scope).then(
+  return cache.acquire(target.path, target.stat, scope, copied).then(
     (opened) => ({ entry: opened, typePath: located.path, encoding, vary }),
     openError)
 }

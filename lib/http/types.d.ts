@@ -66,7 +66,8 @@ export interface ServeStaticOptions extends FileResponseOptions {
    */
   maxOpenFiles?: number
   /**
-   * Bytes of small (up to 64 KiB), hot (asked for twice) files kept in memory and
+   * Bytes of small (up to 64 KiB; up to 1 MiB for a request whose body is copied
+   * anyway: TLS, HTTP/2, no addon), hot (asked for twice) files kept in memory and
    * sent with the response head in one write (`onSent` then reports
    * `zeroCopy: false`); `0` turns it off. Default 32 MiB.
    */

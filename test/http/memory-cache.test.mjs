@@ -1,23 +1,27 @@
 // Small, hot files are kept in memory (within `memoryCache` bytes) and answered
-// with one write; everything else stays on the descriptor. onSent tells the two
-// apart natively (zero-copy or not); the bytes are checked on every path.
+// with one write; everything else stays on the descriptor. Where the body is
+// copied anyway (TLS, HTTP/2, no addon) a hot file of up to 1 MiB is kept too.
+// onSent tells the two apart (fromMemory); the bytes are checked on every path.
 
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
+import https from 'node:https'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { listen, request } from '../fixtures/http/net.mjs'
+import { listen, request, tls } from '../fixtures/http/net.mjs'
 
 const native = zcopy.zeroCopyAvailable
 const files = {
   'small.txt': randomBytes(4096),
   'other.txt': randomBytes(8192),
   'limit.bin': randomBytes(64 * 1024),
-  'over.bin': randomBytes(64 * 1024 + 1)
+  'over.bin': randomBytes(64 * 1024 + 1),
+  'mib.bin': randomBytes(1024 * 1024),
+  'over-mib.bin': randomBytes(1024 * 1024 + 1)
 }
 
 let root, app, sent
@@ -34,9 +38,22 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true })
 })
 
-async function serve (options = {}) {
+async function serve (options = {}, makeServer = null) {
   const middleware = zcopy.serveStatic(root, { ...options, onSent: (res, result) => sent.push(result) })
-  app = await listen((req, res) => middleware(req, res, () => { res.statusCode = 404; res.end() }))
+  const handler = (req, res) => middleware(req, res, () => { res.statusCode = 404; res.end() })
+  app = await listen(handler, makeServer === null ? undefined : makeServer(handler))
+  return middleware
+}
+
+// GET over HTTPS (the fixture's certificate for localhost) → the body.
+function secureGet (path) {
+  return new Promise((resolve, reject) => {
+    https.get({ host: 'localhost', port: app.port, path, ca: tls.cert, agent: false }, (res) => {
+      const chunks = []
+      res.on('data', (chunk) => chunks.push(chunk))
+      res.on('end', () => resolve(Buffer.concat(chunks)))
+    }).on('error', reject)
+  })
 }
 
 // Asks `times` times, letting a read into memory finish in between; → the last
@@ -51,7 +68,7 @@ async function ask (path, times, headers = {}) {
 }
 
 describe('with the default budget', () => {
-  beforeEach(() => serve())
+  beforeEach(async () => { await serve() })
 
   test('a small file asked for again is sent from memory, byte for byte', async () => {
     const res = await ask('/small.txt', 4)
@@ -90,6 +107,24 @@ describe('with the default budget', () => {
     await sleep(30)
     expect((await request(app.port, '/small.txt')).body.equals(next)).toBe(true)
   })
+})
+
+test('over TLS, a hot file of up to 1 MiB is answered from memory; one byte more is not', async () => {
+  const middleware = await serve({}, (handler) => https.createServer(tls, handler))
+  for (const name of ['mib.bin', 'over-mib.bin']) {
+    for (let i = 0; i < 2; i++) expect((await secureGet(`/${name}`)).equals(files[name])).toBe(true)
+    if (name === 'mib.bin') await expect.poll(() => middleware.stats().memoryBytes, { timeout: 5000, interval: 10 }).toBe(1024 * 1024)
+    expect((await secureGet(`/${name}`)).equals(files[name])).toBe(true)
+  }
+  expect(sent.map((s) => s.fromMemory === true)).toEqual([false, false, true, false, false, false])
+  expect(middleware.stats().memoryBytes).toBe(1024 * 1024)
+  expect(sent.every((s) => s.zeroCopy === false && s.complete)).toBe(true)
+})
+
+test('over plain HTTP a 1 MiB file stays on the descriptor (sendfile), unless there is no addon', async () => {
+  await serve()
+  expect((await ask('/mib.bin', 3)).body.equals(files['mib.bin'])).toBe(true)
+  expect(sent.map((s) => s.fromMemory === true)).toEqual(native ? [false, false, false] : [false, false, true])
 })
 
 test('memoryCache: 0 keeps nothing in memory', async () => {
