@@ -106,11 +106,14 @@ it('a reader that reads in short bursts never holds the only pool thread (UV_THR
   expect(result.bursts).toBeGreaterThanOrEqual(4)
   expect(result.receivedWhileSlow).toBeGreaterThan(0)
   expect(result.receivedWhileSlow).toBeLessThan(result.size)
-  // ...and fs calls on the one pool thread never queued behind a transfer
-  // waiting for its reader (up to a 400 ms pause if they had; the bound leaves
-  // room for a loaded machine).
+  // ...and fs calls on the one pool thread did not queue behind a transfer
+  // waiting for its reader. A build whose job waits for the reader in the pool
+  // (1 s waits) keeps stats stuck for 2 s of the 2.5 s; here a stat takes
+  // microseconds, and a loaded machine may stall one for a few hundred ms (a
+  // single 621 ms stat on CI): the bound is on the time stuck, not on the
+  // slowest stat.
   expect(result.statCount).toBeGreaterThan(50)
-  expect(result.statMaxMs).toBeLessThan(500)
+  expect(result.stuckMs, `slowest stat ${result.statMaxMs} ms`).toBeLessThan(result.slowMs / 2)
   expect(result.bytes).toBe(result.size)
   expect(result.received).toEqual({ bytes: result.size, sha256: result.sha256 })
 })

@@ -13,6 +13,9 @@ const { socketPair } = require('./socket-pair.cjs')
 
 const SIZE = 64 * 1024 * 1024
 const SLOW_MS = 2500
+// A stat this slow waited for something: the transfer (when it holds the pool
+// thread) or, on a loaded machine, the scheduler.
+const STUCK_MS = 50
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function main () {
@@ -65,6 +68,8 @@ async function main () {
       receivedWhileSlow,
       statCount: statMs.length,
       statMaxMs: statMs.reduce((max, ms) => Math.max(max, ms), 0),
+      slowMs: SLOW_MS,
+      stuckMs: statMs.filter((ms) => ms >= STUCK_MS).reduce((sum, ms) => sum + ms, 0),
       bytes,
       received: { bytes: received, sha256: hash.digest('hex') }
     }))
