@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { groupGone, runCli, startCli } from './cli.mjs'
+import { expectOneLineUsageError, groupGone, runCli, startCli } from './cli.mjs'
 
 // bench/http/run.js --tls --connections: every server over TLS 1.3 with one
 // self-signed certificate, a column per connection count, loaded over loopback
@@ -34,10 +34,8 @@ test('--tls --connections 1,4: HTTPS columns per count, ratios; nothing left beh
 
 test('--connections that are no counts: one line, exit code 2', async () => {
   for (const value of ['0', 'many', '16,1.5']) {
-    const { code, stdout, stderr } = await runCli(['--connections', value], { cli: RUN })
-    expect(code).toBe(2)
-    expect(stdout).toBe('')
-    expect(stderr).toMatch(/^bench\/http\/run\.js: --connections takes whole numbers from 1 \(one per load thread\) to 10000, not '(0|many|1\.5)'\n$/)
+    const result = await runCli(['--connections', value], { cli: RUN })
+    expectOneLineUsageError(result, /--connections takes whole numbers from 1 \(one per load thread\) to 10000, not '(0|many|1\.5)'\n$/, 'bench/http/run.js')
   }
 })
 

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { groupGone, runCli, startCli } from './cli.mjs'
+import { expectOneLineUsageError, groupGone, runCli, startCli } from './cli.mjs'
 
 // bench/http/run.js --warm-up SECONDS: every case's load before its measured run
 // lasts that long (a fresh server's first lookups out of the measurement), and
@@ -36,9 +36,7 @@ test('without --warm-up, the load line names the many-files cases\' longer one',
 
 test('--warm-up that is no whole number of seconds: one line, exit code 2', async () => {
   for (const value of ['0', '2.5', 'long']) {
-    const { code, stdout, stderr } = await runCli(['--warm-up', value], { cli: RUN })
-    expect(code).toBe(2)
-    expect(stdout).toBe('')
-    expect(stderr).toBe(`bench/http/run.js: --warm-up takes a whole number of seconds from 1, not '${value}'\n`)
+    const result = await runCli(['--warm-up', value], { cli: RUN })
+    expectOneLineUsageError(result, `--warm-up takes a whole number of seconds from 1, not '${value}'`, 'bench/http/run.js')
   }
 })

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { groupGone, runCli, startCli } from './cli.mjs'
+import { expectOneLineUsageError, groupGone, runCli, startCli } from './cli.mjs'
 
 // bench/http/run.js --workers N: zcopy serve (the real CLI) with N workers
 // against sirv in a cluster and nginx (when installed) with as many, loaded
@@ -40,9 +40,7 @@ test('--workers 2: zcopy serve, sirv and nginx side by side, a table with ratios
 
 test('--workers that is no count: one line, exit code 2', async () => {
   for (const value of ['0', 'two', '1.5']) {
-    const { code, stdout, stderr } = await runCli(['--workers', value], { cli: RUN })
-    expect(code).toBe(2)
-    expect(stdout).toBe('')
-    expect(stderr).toBe(`bench/http/run.js: --workers takes a whole number from 1 to 16, not '${value}'\n`)
+    const result = await runCli(['--workers', value], { cli: RUN })
+    expectOneLineUsageError(result, `--workers takes a whole number from 1 to 16, not '${value}'`, 'bench/http/run.js')
   }
 })

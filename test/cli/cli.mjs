@@ -75,13 +75,14 @@ export function waitForStdout (cli, pattern) {
   })
 }
 
-// Bad input: nothing on stdout, exactly one line on stderr, no stack trace, exit code 2.
-export function expectOneLineUsageError ({ code, stdout, stderr }, pattern) {
+// Bad input: nothing on stdout, exactly one line on stderr that starts with the
+// program's name (`zcopy`, or a bench script's path), no stack trace, exit code 2.
+export function expectOneLineUsageError ({ code, stdout, stderr }, pattern, program = 'zcopy') {
   expect(code).toBe(2)
   expect(stdout).toBe('')
   expect(stderr.endsWith('\n')).toBe(true)
   expect(stderr.trimEnd().split('\n')).toHaveLength(1)
-  expect(stderr).toMatch(/^zcopy: /)
+  expect(stderr.startsWith(`${program}: `)).toBe(true)
   expect(stderr).not.toMatch(/\n\s+at /)
   expect(stderr).toMatch(pattern)
 }
