@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { listen, request, tls } from '../fixtures/http/net.mjs'
+import { listen, request, secureGet, tls } from '../fixtures/http/net.mjs'
 
 const native = zcopy.zeroCopyAvailable
 const files = {
@@ -43,17 +43,6 @@ async function serve (options = {}, makeServer = null) {
   const handler = (req, res) => middleware(req, res, () => { res.statusCode = 404; res.end() })
   app = await listen(handler, makeServer === null ? undefined : makeServer(handler))
   return middleware
-}
-
-// GET over HTTPS (the fixture's certificate for localhost) → the body.
-function secureGet (path) {
-  return new Promise((resolve, reject) => {
-    https.get({ host: 'localhost', port: app.port, path, ca: tls.cert, agent: false }, (res) => {
-      const chunks = []
-      res.on('data', (chunk) => chunks.push(chunk))
-      res.on('end', () => resolve(Buffer.concat(chunks)))
-    }).on('error', reject)
-  })
 }
 
 // Asks `times` times, letting a read into memory finish in between; → the last
@@ -112,9 +101,9 @@ describe('with the default budget', () => {
 test('over TLS, a hot file of up to 1 MiB is answered from memory; one byte more is not', async () => {
   const middleware = await serve({}, (handler) => https.createServer(tls, handler))
   for (const name of ['mib.bin', 'over-mib.bin']) {
-    for (let i = 0; i < 2; i++) expect((await secureGet(`/${name}`)).equals(files[name])).toBe(true)
+    for (let i = 0; i < 2; i++) expect((await secureGet(app.port, `/${name}`)).equals(files[name])).toBe(true)
     if (name === 'mib.bin') await expect.poll(() => middleware.stats().memoryBytes, { timeout: 5000, interval: 10 }).toBe(1024 * 1024)
-    expect((await secureGet(`/${name}`)).equals(files[name])).toBe(true)
+    expect((await secureGet(app.port, `/${name}`)).equals(files[name])).toBe(true)
   }
   expect(sent.map((s) => s.fromMemory === true)).toEqual([false, false, true, false, false, false])
   expect(middleware.stats().memoryBytes).toBe(1024 * 1024)

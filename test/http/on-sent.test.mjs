@@ -9,7 +9,7 @@ import express from 'express'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import zcopy from '../../lib/index.js'
 import { FILES, makeTree } from '../fixtures/http/tree.mjs'
-import { listen, request, tls } from '../fixtures/http/net.mjs'
+import { listen, request, secureGet, tls } from '../fixtures/http/net.mjs'
 
 const HUGE = 64 * 1024 * 1024
 let tree
@@ -37,16 +37,6 @@ async function fetchRecording (build, get) {
   }
 }
 
-function httpsGet (port, path) {
-  return new Promise((resolve, reject) => {
-    https.get({ host: '127.0.0.1', port, path, rejectUnauthorized: false, agent: false }, (res) => {
-      const chunks = []
-      res.on('data', (chunk) => chunks.push(chunk))
-      res.on('end', () => resolve(Buffer.concat(chunks)))
-    }).on('error', reject)
-  })
-}
-
 const big = FILES['big.bin']
 
 it('reports zero-copy over plain HTTP when the addon is loaded', async () => {
@@ -61,7 +51,7 @@ it('reports zero-copy over plain HTTP when the addon is loaded', async () => {
 it('reports streams over TLS', async () => {
   const { body, sent } = await fetchRecording(
     (serve) => [null, https.createServer(tls, express().use(serve))],
-    (port) => httpsGet(port, '/big.bin')
+    (port) => secureGet(port, '/big.bin')
   )
   expect(body.equals(big)).toBe(true)
   expect(sent).toEqual([{ bytes: big.length, zeroCopy: false, complete: true }])
