@@ -46,6 +46,20 @@ const SMALL_FILE = 64 * 1024 // the largest file kept in memory, see keepBody()
 // Node's own floor answers, not read again in chunks for every response.
 const COPIED_FILE = 1024 * 1024
 
+// Whether a file of `size` bytes is kept in memory, and answered from it, for a
+// request whose body is (`copied`) or is not copied through user space anyway.
+function keptInMemory (size, copied) {
+  return size <= (copied ? COPIED_FILE : SMALL_FILE)
+}
+
+// The bytes to answer a request for `entry` with from memory, or null to send
+// from its descriptor: a body above SMALL_FILE, kept for requests whose body is
+// copied anyway, is not answered from memory to one sendfile can serve (one
+// middleware behind an HTTPS and an HTTP server).
+function memoryBody (entry, copied) {
+  return entry.body !== null && keptInMemory(entry.body.length, copied) ? entry.body : null
+}
+
 // → Promise of whether `file`'s own name is a symbolic link (true when that
 // cannot be told: not vouched for).
 function isSymbolicLink (file) {
@@ -422,7 +436,7 @@ class OpenFileCache {
     entry.recentlyUsed = true
     entry.referenced = true
     if (++entry.hits >= 2 && !entry.bodyTried && entry.stat !== null &&
-      entry.stat.size <= (copied ? COPIED_FILE : SMALL_FILE)) this.keepBody(entry)
+      keptInMemory(entry.stat.size, copied)) this.keepBody(entry)
     return entry
   }
 
@@ -547,4 +561,4 @@ class OpenFileCache {
   }
 }
 
-module.exports = { OpenFileCache }
+module.exports = { OpenFileCache, memoryBody }

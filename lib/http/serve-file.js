@@ -6,6 +6,7 @@
 // descriptor (see ./open-confined), then answer: headers, conditionals, range,
 // body. Headers and bytes come from that descriptor and its fstat.
 
+const { memoryBody } = require('./file-cache')
 const { removeContentHeaders, setContentLength, setFileHeaders } = require('./headers')
 const { httpError, isHttpError, lookupError } = require('./http-error')
 const { negotiateEncoding, siblingNames, siblingsOf } = require('./precompressed')
@@ -78,9 +79,9 @@ function openTarget (req, located, { sibling, vary }, options, cache) {
   const scope = located.path === options.root ? cache.scope(null) : scopeOf(options, cache)
   const copied = copiesBody(req) // then a bigger file is kept in memory once hot
   const entry = cache.take(target.path, target.stat, scope, copied)
-  if (entry !== null) return { entry, typePath: located.path, encoding, vary }
+  if (entry !== null) return { entry, typePath: located.path, encoding, vary, copied }
   return cache.acquire(target.path, target.stat, scope, copied).then(
-    (opened) => ({ entry: opened, typePath: located.path, encoding, vary }),
+    (opened) => ({ entry: opened, typePath: located.path, encoding, vary, copied }),
     openError)
 }
 
@@ -174,7 +175,7 @@ function deliveryOf (options) {
 
 // Status and headers, then the body: the promise of its delivery; what was sent
 // from memory; or null when there is no body (HEAD, 304, an empty range).
-function answer (req, res, { entry, typePath, encoding, vary }, options, delivery) {
+function answer (req, res, { entry, typePath, encoding, vary, copied }, options, delivery) {
   if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
   const present = setFileHeaders(res, { file: entry, typePath, encoding, vary }, options)
   if (isConditional(req)) {
@@ -194,8 +195,9 @@ function answer (req, res, { entry, typePath, encoding, vary }, options, deliver
     delivery.none(req, res, entry)
     return null
   }
-  if (entry.body !== null) {
-    delivery.bytes(req, res, entry, length === size ? entry.body : entry.body.subarray(range.start, range.end + 1))
+  const body = memoryBody(entry, copied)
+  if (body !== null) {
+    delivery.bytes(req, res, entry, length === size ? body : body.subarray(range.start, range.end + 1))
     return fromMemory(length)
   }
   return delivery.file(req, res, entry, range, encoding !== null)

@@ -110,6 +110,25 @@ test('over TLS, a hot file of up to 1 MiB is answered from memory; one byte more
   expect(sent.every((s) => s.zeroCopy === false && s.complete)).toBe(true)
 })
 
+test('one middleware behind HTTPS and HTTP: a 1 MiB file kept for TLS is still sent with sendfile over plain HTTP', async () => {
+  const middleware = await serve({}, (handler) => https.createServer(tls, handler))
+  const plain = await listen((req, res) => middleware(req, res, () => { res.statusCode = 404; res.end() }))
+  try {
+    for (let i = 0; i < 2; i++) expect((await secureGet(app.port, '/mib.bin')).equals(files['mib.bin'])).toBe(true)
+    await expect.poll(() => middleware.stats().memoryBytes, { timeout: 5000, interval: 10 }).toBe(1024 * 1024)
+    expect((await request(plain.port, '/mib.bin')).body.equals(files['mib.bin'])).toBe(true)
+    expect((await secureGet(app.port, '/mib.bin')).equals(files['mib.bin'])).toBe(true)
+    const range = await request(plain.port, '/mib.bin', { headers: { range: 'bytes=70000-' } })
+    expect(range.body.equals(files['mib.bin'].subarray(70000))).toBe(true)
+  } finally {
+    await plain.close()
+  }
+  await expect.poll(() => sent.length, { timeout: 5000, interval: 10 }).toBe(5) // onSent follows the last byte
+  // Without the addon plain HTTP copies the body too, and memory is the better way.
+  expect(sent.map((s) => s.fromMemory === true)).toEqual([false, false, !native, true, !native])
+  expect(sent.map((s) => s.zeroCopy)).toEqual([false, false, native, false, native])
+})
+
 test('over plain HTTP a 1 MiB file stays on the descriptor (sendfile), unless there is no addon', async () => {
   await serve()
   expect((await ask('/mib.bin', 3)).body.equals(files['mib.bin'])).toBe(true)
