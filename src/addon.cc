@@ -1,5 +1,5 @@
-// zcopy native addon: exports the Transfer class (transfer.h), openBeneath and
-// close (open_beneath.h), setCork (socket_cork.h) and probeKernel (probe.h).
+// zcopy native addon: exports the Transfer class (transfer.h), openBeneath,
+// lookupBeneath and close (open_beneath.h), setCork (socket_cork.h) and probeKernel (probe.h).
 #include <napi.h>
 
 #include "open_beneath.h"
@@ -14,6 +14,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   if (env.IsExceptionPending()) return exports;
   exports.Set("Transfer", transfer);
   exports.Set("openBeneath", zcopy::OpenBeneathFunction(env));
+  exports.Set("lookupBeneath", zcopy::LookupBeneathFunction(env));
   exports.Set("close", zcopy::CloseFunction(env));
   exports.Set("setCork", zcopy::SetCorkFunction(env));
   exports.Set("probeKernel", zcopy::ProbeKernelFunction(env));

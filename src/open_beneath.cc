@@ -13,12 +13,24 @@
 // 'openat2', path). Where the kernel has no openat2 the first call rejects with
 // ENOSYS and later ones do at once, without a pool round trip.
 //
-// Runs as napi_async_work: Node waits for it at environment teardown and then
-// calls the completion with JS unavailable; a descriptor that cannot be handed
-// to JS is closed there, never leaked.
+// lookupBeneath(dirFd, relativePath, name, dirName) → Promise<{ fd, link } | null>
+//
+// A miss's whole lookup in one pool job, where it took three round trips: the
+// stat(2) of `name` (the file's absolute name, as fs.stat takes it; its failure
+// rejects with fs.stat's error: syscall 'stat', path `name`); then, only for a
+// regular file, the stat of `dirName`, which must still name the directory
+// `dirFd` is (a deploy may have swapped it); then openBeneath's open. Resolves
+// null, having opened nothing, when the name is not a regular file or `dirName`
+// names another directory now: the caller looks up as before. Open errors reject
+// as openBeneath's.
+//
+// Both run as napi_async_work: Node waits for them at environment teardown and
+// then calls the completion with JS unavailable; a descriptor that cannot be
+// handed to JS is closed there, never leaked.
 #include "open_beneath.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -31,6 +43,7 @@
 #include <string>
 
 #include "errors.h"
+#include "file_stat.h"
 #include "linux_abi.h"
 #include "unique_fd.h"
 
@@ -45,9 +58,14 @@ struct OpenJob {
   napi_deferred deferred = nullptr;
   int dir_fd = -1;
   std::string path;
+  // lookupBeneath's: the names to stat first (empty for openBeneath).
+  std::string name;
+  std::string dir_name;
   int fd = -1;
   bool link = false;
+  bool looked_elsewhere = false;  // lookupBeneath resolves null: nothing opened
   int error = 0;
+  bool stat_failed = false;  // `error` is the stat of `name`'s, not the open's
 };
 
 long OpenAt2(int dir_fd, const char* path, uint64_t flags) {
@@ -80,8 +98,28 @@ int OpenBeneath(int dir_fd, const char* path, bool* link, int* error) {
   return static_cast<int>(fd);
 }
 
+// lookupBeneath's stats: false, with `job->error` set or `looked_elsewhere`,
+// when there is nothing to open.
+bool WorthOpening(OpenJob* job) {
+  FileStatus file;
+  job->error = PathStat(job->name.c_str(), &file);
+  if (job->error != 0) {
+    job->stat_failed = true;
+    return false;
+  }
+  FileStatus named;
+  FileStatus dir;
+  if (!S_ISREG(file.mode) || PathStat(job->dir_name.c_str(), &named) != 0 || FileStat(job->dir_fd, &dir) != 0 ||
+      named.dev != dir.dev || named.ino != dir.ino) {
+    job->looked_elsewhere = true;
+    return false;
+  }
+  return true;
+}
+
 void Execute(napi_env /*env*/, void* data) {
   auto* job = static_cast<OpenJob*>(data);
+  if (!job->name.empty() && !WorthOpening(job)) return;
   if (openat2_missing.load(std::memory_order_relaxed)) {
     job->error = ENOSYS;
     return;
@@ -94,8 +132,11 @@ void Execute(napi_env /*env*/, void* data) {
 void Complete(napi_env env, napi_status /*status*/, void* data) {
   auto* job = static_cast<OpenJob*>(data);
   UniqueFd fd(job->fd);
-  if (job->error == 0 && !fd.Valid()) job->error = ECANCELED;  // never ran
-  if (job->error == 0) {
+  if (job->error == 0 && !fd.Valid() && !job->looked_elsewhere) job->error = ECANCELED;  // never ran
+  if (job->looked_elsewhere) {
+    napi_value null_value = nullptr;
+    if (napi_get_null(env, &null_value) == napi_ok) napi_resolve_deferred(env, job->deferred, null_value);
+  } else if (job->error == 0) {
     napi_value value = nullptr;
     napi_value number = nullptr;
     napi_value link = nullptr;
@@ -107,7 +148,8 @@ void Complete(napi_env env, napi_status /*status*/, void* data) {
       fd.Release();  // JS owns it now
     }
   } else {
-    napi_value reason = SystemError(env, job->error, "openat2", job->path.c_str());
+    napi_value reason = job->stat_failed ? SystemError(env, job->error, "stat", job->name.c_str())
+                                         : SystemError(env, job->error, "openat2", job->path.c_str());
     if (reason != nullptr || napi_get_undefined(env, &reason) == napi_ok) {
       napi_reject_deferred(env, job->deferred, reason);
     }
@@ -152,53 +194,91 @@ bool ToFd(Napi::Env env, const Napi::Value& value, const char* name, int* fd) {
   return true;
 }
 
-Napi::Value OpenBeneathJs(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Value rel = info[1];
-  int dir_fd = -1;
-  if (!ToFd(env, info[0], "dirFd", &dir_fd)) return env.Undefined();
-  if (!rel.IsString()) {
+// A path argument: a string without null bytes. Otherwise throws the TypeError
+// Node throws for one and returns false.
+bool ToPath(Napi::Env env, const Napi::Value& value, const char* name, std::string* path) {
+  if (!value.IsString()) {
     Throw(env, napi_throw_type_error, "ERR_INVALID_ARG_TYPE",
-          "The \"relativePath\" argument must be of type string. Received " + Describe(rel));
-    return env.Undefined();
+          std::string("The \"") + name + "\" argument must be of type string. Received " + Describe(value));
+    return false;
   }
-  std::string path = rel.As<Napi::String>().Utf8Value();
-  if (path.find('\0') != std::string::npos) {
+  *path = value.As<Napi::String>().Utf8Value();
+  if (path->find('\0') != std::string::npos) {
     Throw(env, napi_throw_type_error, "ERR_INVALID_ARG_VALUE",
-          "The argument 'relativePath' must be a string without null bytes.");
-    return env.Undefined();
+          std::string("The argument '") + name + "' must be a string without null bytes.");
+    return false;
   }
+  return true;
+}
 
+// Queues `job` (its arguments set), → the promise it settles. `name`: the async
+// resource's type.
+Napi::Value Queue(Napi::Env env, OpenJob* job, const char* name) {
   napi_deferred deferred = nullptr;
   napi_value promise = nullptr;
-  if (napi_create_promise(env, &deferred, &promise) != napi_ok) return env.Undefined();
-
-  if (openat2_missing.load(std::memory_order_relaxed)) {
-    napi_value reason = SystemError(env, ENOSYS, "openat2", path.c_str());
-    if (reason == nullptr) napi_get_undefined(env, &reason);
-    napi_reject_deferred(env, deferred, reason);
-    return Napi::Value(env, promise);
+  if (napi_create_promise(env, &deferred, &promise) != napi_ok) {
+    delete job;
+    return env.Undefined();
   }
-
-  auto* job = new (std::nothrow) OpenJob();
-  napi_value name = nullptr;
-  if (job == nullptr) {
-    napi_reject_deferred(env, deferred, SystemError(env, ENOMEM, "openat2", path.c_str()));
-    return Napi::Value(env, promise);
+  int error = openat2_missing.load(std::memory_order_relaxed) ? ENOSYS : 0;
+  napi_value resource_name = nullptr;
+  if (error == 0) {
+    job->deferred = deferred;
+    if (napi_create_string_latin1(env, name, NAPI_AUTO_LENGTH, &resource_name) != napi_ok ||
+        napi_create_async_work(env, nullptr, resource_name, Execute, Complete, job, &job->work) != napi_ok ||
+        napi_queue_async_work(env, job->work) != napi_ok) {
+      if (job->work != nullptr) napi_delete_async_work(env, job->work);
+      error = EAGAIN;
+    }
   }
-  job->deferred = deferred;
-  job->dir_fd = dir_fd;
-  job->path = std::move(path);
-  if (napi_create_string_latin1(env, "ZcopyOpenBeneath", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, nullptr, name, Execute, Complete, job, &job->work) != napi_ok ||
-      napi_queue_async_work(env, job->work) != napi_ok) {
-    if (job->work != nullptr) napi_delete_async_work(env, job->work);
-    napi_value reason = SystemError(env, EAGAIN, "openat2", job->path.c_str());
+  if (error != 0) {
+    napi_value reason = SystemError(env, error, "openat2", job->path.c_str());
     if (reason == nullptr) napi_get_undefined(env, &reason);
     napi_reject_deferred(env, deferred, reason);
     delete job;
   }
   return Napi::Value(env, promise);
+}
+
+OpenJob* NewJob(Napi::Env env) {
+  auto* job = new (std::nothrow) OpenJob();
+  if (job == nullptr) Throw(env, napi_throw_error, "ERR_MEMORY_ALLOCATION_FAILED", "Out of memory");
+  return job;
+}
+
+Napi::Value OpenBeneathJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int dir_fd = -1;
+  std::string path;
+  if (!ToFd(env, info[0], "dirFd", &dir_fd) || !ToPath(env, info[1], "relativePath", &path)) return env.Undefined();
+  OpenJob* job = NewJob(env);
+  if (job == nullptr) return env.Undefined();
+  job->dir_fd = dir_fd;
+  job->path = std::move(path);
+  return Queue(env, job, "ZcopyOpenBeneath");
+}
+
+Napi::Value LookupBeneathJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int dir_fd = -1;
+  std::string path;
+  std::string name;
+  std::string dir_name;
+  if (!ToFd(env, info[0], "dirFd", &dir_fd) || !ToPath(env, info[1], "relativePath", &path) ||
+      !ToPath(env, info[2], "name", &name) || !ToPath(env, info[3], "dirName", &dir_name)) {
+    return env.Undefined();
+  }
+  if (name.empty() || dir_name.empty()) {
+    Throw(env, napi_throw_type_error, "ERR_INVALID_ARG_VALUE", "The arguments 'name' and 'dirName' must not be empty.");
+    return env.Undefined();
+  }
+  OpenJob* job = NewJob(env);
+  if (job == nullptr) return env.Undefined();
+  job->dir_fd = dir_fd;
+  job->path = std::move(path);
+  job->name = std::move(name);
+  job->dir_name = std::move(dir_name);
+  return Queue(env, job, "ZcopyLookupBeneath");
 }
 
 // close(fd): closes a descriptor openBeneath gave. In a Worker, Node counts the
@@ -223,6 +303,10 @@ Napi::Function CloseFunction(Napi::Env env) {
 
 Napi::Function OpenBeneathFunction(Napi::Env env) {
   return Napi::Function::New(env, OpenBeneathJs, "openBeneath");
+}
+
+Napi::Function LookupBeneathFunction(Napi::Env env) {
+  return Napi::Function::New(env, LookupBeneathJs, "lookupBeneath");
 }
 
 }  // namespace zcopy

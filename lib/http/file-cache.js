@@ -37,7 +37,7 @@ const path = require('node:path')
 const { DirectoryWatches, directoriesOf, notifiesChanges, tick } = require('./dir-watches')
 const { onClose } = require('./on-close')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
-const { lstatOf } = require('./stat')
+const { lstatOf, statOf } = require('./stat')
 
 const SWEEP_INTERVAL_MS = 10_000
 const SMALL_FILE = 64 * 1024 // the largest file kept in memory, see keepBody()
@@ -188,17 +188,59 @@ class OpenFileCache {
       this.evict(cached)
     }
     const entry = new OpenFile(file, scope)
+    entry.ready = this.open(entry)
+    this.add(entry)
+    return entry.ready
+  }
+
+  // → Promise of `file`'s stat, as statOf() gives it (the same errors), for a miss
+  // that opens it in `scope` next: where the scope can (ConfinedRoot.lookup()),
+  // the name's stat and the open are one pool job, and the file joins the cache
+  // open and unused, for the take() or acquire() that follows. A file the cache
+  // has open already (its name not remembered: a link, a directory no watch
+  // vouches for) is only stat'ed, as take() needs.
+  statToOpen (file, scope) {
+    if (this.max === 0 || scope === UNCONFINED || this.entries.has(file)) return statOf(file)
+    const openedAt = tick()
+    return scope.lookup(file).then((opened) => {
+      if (opened === null) return statOf(file)
+      this.adopt(file, scope, opened, openedAt)
+      return opened.stat
+    })
+  }
+
+  // Caches `opened`, what scope.open(file) gives, begun at `openedAt`, as `file`'s
+  // entry, unused; unless an entry for it is there, or opening, already: then
+  // `opened` is closed (a different file's entry is evicted).
+  adopt (file, scope, opened, openedAt) {
+    const cached = this.entries.get(file)
+    if (cached !== undefined) {
+      if (cached.stat === null || (cached.proof === opened.proof && sameFile(cached.stat, opened.stat))) {
+        opened.close(opened.fd)
+        return
+      }
+      this.evict(cached)
+    }
+    const entry = new OpenFile(file, scope)
+    entry.users = 0
+    entry.hits = 0 // the take() that follows is its first use
+    entry.openedAt = openedAt
+    this.opened(entry, opened)
+    entry.ready = Promise.resolve(entry)
+    this.add(entry)
+  }
+
+  // Keeps the new `entry` (closed when evicted and unused) in the cache.
+  add (entry) {
     this.unclosed.add(entry)
     entry.closed.then(() => this.unclosed.delete(entry))
-    entry.ready = this.open(entry)
     if (this.max > 0) {
-      this.entries.set(file, entry)
+      this.entries.set(entry.path, entry)
       this.trim()
       this.startSweeping()
     } else {
       entry.evicted = true
     }
-    return entry.ready
   }
 
   // → the entry ({ path, stat }) that `key`, a resolved request path, was
@@ -471,18 +513,22 @@ class OpenFileCache {
   async open (entry) {
     entry.openedAt = tick()
     try {
-      const { fd, stat, proof, close, link } = await entry.scope.open(entry.path)
-      entry.fd = fd
-      entry.closeFd = close
-      entry.proof = proof
-      entry.nameIsLink = link
-      entry.stat = stat
+      this.opened(entry, await entry.scope.open(entry.path))
       return entry
     } catch (err) {
       this.evict(entry)
       entry.markClosed() // nothing is left open: scope.open() closes what it refuses
       throw err
     }
+  }
+
+  // `entry` is open: what its scope's open() gave.
+  opened (entry, { fd, stat, proof, close, link }) {
+    entry.fd = fd
+    entry.closeFd = close
+    entry.proof = proof
+    entry.nameIsLink = link
+    entry.stat = stat // last: an entry with a stat is open
   }
 
   evict (entry) {

@@ -6,7 +6,8 @@
 // opened, and the open (./open-confined) proves it again on the descriptor,
 // non-blocking: the name may name a FIFO or a device by then, which would park a
 // thread-pool thread in open(2) or never end. The stats run on the thread pool
-// (see ./stat); a remembered path skips all of this.
+// (see ./stat; a miss's may open the file in the same round trip, see
+// OpenFileCache.statToOpen()); a remembered path skips all of this.
 
 const path = require('node:path')
 const { httpError, lookupError } = require('./http-error')
@@ -17,13 +18,13 @@ const DIRECTORY = Symbol('directory')
 // The first candidate that is a regular file; otherwise, as send's index and
 // extensions loops, the 404 (or 500) of the last candidate's stat error, a plain
 // 404 when the last one is a directory or some other non-file.
-async function firstFile (candidates) {
+async function firstFile (candidates, stat) {
   let failure
   for (const candidate of candidates) {
     failure = undefined
     try {
-      const stat = await statOf(candidate)
-      if (stat.isFile()) return { path: candidate, stat }
+      const found = await stat(candidate)
+      if (found.isFile()) return { path: candidate, stat: found }
     } catch (err) {
       failure = err
     }
@@ -32,24 +33,25 @@ async function firstFile (candidates) {
 }
 
 // → Promise of { path, stat } for a file, or of DIRECTORY; rejects with the error
-// send would give otherwise (see ./http-error).
-async function locateFile ({ path: file, trailingSlash }, { index, extensions }) {
+// send would give otherwise (see ./http-error). `stat(name)`: how a name is
+// looked up, fs.stat's promise or one that gives the same.
+async function locateFile ({ path: file, trailingSlash }, { index, extensions }, stat = statOf) {
   if (trailingSlash && index.length > 0) {
-    return firstFile(index.map((name) => path.join(file, name)))
+    return firstFile(index.map((name) => path.join(file, name)), stat)
   }
   // send: a path ending with a slash once decoded ('/dir%2f') is not a directory
   // request, but gets no extensions and is never a file.
   const endsWithSeparator = trailingSlash || file.endsWith(path.sep)
-  let stat
+  let found
   try {
-    stat = await statOf(file)
+    found = await stat(file)
   } catch (err) {
     if (err.code !== 'ENOENT' || endsWithSeparator || path.extname(file) !== '' || extensions.length === 0) throw lookupError(err)
-    return firstFile(extensions.map((extension) => `${file}.${extension}`))
+    return firstFile(extensions.map((extension) => `${file}.${extension}`), stat)
   }
-  if (stat.isDirectory()) return DIRECTORY
-  if (endsWithSeparator || !stat.isFile()) throw httpError(404)
-  return { path: file, stat }
+  if (found.isDirectory()) return DIRECTORY
+  if (endsWithSeparator || !found.isFile()) throw httpError(404)
+  return { path: file, stat: found }
 }
 
 module.exports = { DIRECTORY, locateFile }

@@ -46,6 +46,7 @@ const TRY_BY_NAME = new Set(['EXDEV', 'EAGAIN', 'ELOOP'])
 const NO_OPENAT2 = new Set(['ENOSYS', 'EPERM'])
 
 let beneathAvailable = typeof native?.openBeneath === 'function'
+const lookupAvailable = typeof native?.lookupBeneath === 'function'
 
 function openFd (file, flags) {
   return new Promise((resolve, reject) => {
@@ -264,6 +265,37 @@ class ConfinedRoot {
       return { fd, stat: admit(fd, (opened) => identity.contains(opened), byFs), proof: identity, close: byFs.close, link: null }
     } finally {
       identity.release()
+    }
+  }
+
+  // A miss's lookup of `file` and its open as one pool job, where the addon can and
+  // this root was resolved before: → Promise of what open() gives when `file`'s
+  // name is a regular file, opened beneath the root's current directory; of null
+  // when it is not, or could not be opened so (the caller then stats and opens
+  // as before: statOf(), open()); rejects with the name's stat error, fs.stat's.
+  async lookup (file) {
+    const identity = this.proof
+    if (!beneathAvailable || !lookupAvailable || identity === null || file === this.path || !isBeneath(file, this.path)) return null
+    this.hold(identity)
+    let opened
+    try {
+      opened = await native.lookupBeneath(identity.fd, path.relative(this.path, file), file, this.path)
+    } catch (err) {
+      if (err.syscall === 'stat') throw err
+      if (NO_OPENAT2.has(err.code)) beneathAvailable = false
+      return null
+    } finally {
+      identity.release()
+    }
+    if (opened === null) return null
+    if (this.proof !== identity) { // retired meanwhile: proven against a directory no longer current
+      byAddon.close(opened.fd)
+      return null
+    }
+    try {
+      return { fd: opened.fd, stat: admit(opened.fd, null, byAddon), proof: identity, close: byAddon.close, link: opened.link }
+    } catch {
+      return null // not a regular file by now (admit() closed it)
     }
   }
 

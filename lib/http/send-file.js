@@ -18,7 +18,7 @@ const { DIRECTORY, locateFile } = require('./locate-file')
 const { normalizeOptions } = require('./options')
 const { promiseOf } = require('./promise-of')
 const { resolvePath } = require('./resolve-path')
-const { serveFile } = require('./serve-file')
+const { serveFile, statToOpen } = require('./serve-file')
 
 // One cache for every sendFile call: callers often pass a fresh options object.
 const cache = new OpenFileCache()
@@ -43,7 +43,7 @@ function sendFile (req, res, file, options) {
   if (opts.root === null && !path.isAbsolute(file)) {
     throw invalidArgValue('path', file, 'must be absolute or options.root must be set')
   }
-  return promiseOf(() => locateFile(resolvePath(opts.root, file, opts.dotfiles), opts)).then((located) => {
+  return promiseOf(() => locateFile(resolvePath(opts.root, file, opts.dotfiles), opts, statToOpen(opts, cache))).then((located) => {
     if (located === DIRECTORY) throw httpError(404)
     return serveFile(req, res, located, opts, cache)
   })

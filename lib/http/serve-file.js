@@ -23,6 +23,13 @@ function scopeOf (options, cache) {
   return cache.scope(options.root === null || options.allowSymlinksOutsideRoot ? null : options.root)
 }
 
+// → how a miss looks up a name it then opens, for locateFile(): the name's stat
+// and the open in one pool round trip where the scope can (the file is then in
+// the cache, see OpenFileCache.statToOpen()).
+function statToOpen (options, cache) {
+  return (file) => cache.statToOpen(file, scopeOf(options, cache))
+}
+
 // Refuses (404), as if it did not exist, a directory about to be redirected to that
 // is not beneath the root (reached through a symbolic link out of it), unless the
 // options allow it. Proven on an opened descriptor of the directory, like files.
@@ -203,4 +210,4 @@ function answer (req, res, { entry, typePath, encoding, vary, copied }, options,
   return delivery.file(req, res, entry, range, encoding !== null)
 }
 
-module.exports = { ANSWERED, checkDirectoryConfinement, openLocated, serveFile }
+module.exports = { ANSWERED, checkDirectoryConfinement, openLocated, serveFile, statToOpen }

@@ -23,7 +23,7 @@ const { directoryLocation, redirectToDirectory } = require('./redirect')
 const { splitUrl } = require('./request-url')
 const { spellingBelow } = require('./spelling')
 const { pathResolver, resolvePath } = require('./resolve-path')
-const { ANSWERED, checkDirectoryConfinement, openLocated, serveFile } = require('./serve-file')
+const { ANSWERED, checkDirectoryConfinement, openLocated, serveFile, statToOpen } = require('./serve-file')
 
 const DEFAULT_MAX_OPEN_FILES = defaultMaxOpenFiles()
 const DEFAULT_MEMORY_CACHE = 32 * 1024 * 1024
@@ -94,6 +94,7 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
   // The resolver remembers as many request paths as the cache can hold files, so
   // that a working set the cache holds is resolved once, not on every request.
   const resolve = pathResolver(opts.root, opts.dotfiles, Math.max(RESOLVED_PATHS, maxOpenFiles))
+  const lookUp = statToOpen(opts, cache) // a miss's stat, with its open where it can
 
   // → Promise. Throws (before any file is chosen) or rejects with an HttpError.
   // `url`: the request-target below the mount point; `originalUrl`: the whole one
@@ -111,7 +112,7 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     const remembered = canRemember ? cache.lookup(resolved.path) : null
     if (remembered !== null) return serveFile(req, res, remembered, opts, cache, onFound)
     const since = cache.lookupTick()
-    return locateFile(resolved, opts).then((located) => serveLocated(req, res, { pathname, resolved, located, originalUrl, canRemember, since }, onFound))
+    return locateFile(resolved, opts, lookUp).then((located) => serveLocated(req, res, { pathname, resolved, located, originalUrl, canRemember, since }, onFound))
   }
 
   // The miss path's answer once the lookup found `located` (a file or DIRECTORY).
@@ -128,7 +129,7 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
   function answerLocated (req, res, { pathname, resolved, located, originalUrl, canRemember, since }, onFound) {
     if (located === DIRECTORY) {
       if (directories === 'index' && !resolved.trailingSlash) {
-        return locateFile(resolve(pathname + '/'), opts).then((index) => {
+        return locateFile(resolve(pathname + '/'), opts, lookUp).then((index) => {
           if (index === DIRECTORY) throw new HttpError(404)
           return serveFile(req, res, index, opts, cache, onFound)
         })
@@ -190,7 +191,7 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
       return serveFile(req, res, encoding ? { ...located, encoding } : located, opts, cache, onFound)
     }
     if (stat !== undefined) return send({ path: resolved.path, stat })
-    return locateFile(resolved, opts).then(send)
+    return locateFile(resolved, opts, lookUp).then(send)
   }
 
   // → Promise<boolean>, see above. `how` (all optional): `url` (default req.url),

@@ -167,3 +167,74 @@ describe.skipIf(!native)('openBeneath', () => {
     expect(result.leftOpen).toEqual([])
   })
 })
+
+// native.lookupBeneath(dirFd, relativePath, name, dirName): a miss's lookup in one
+// pool job: fs.stat's of `name`, then, for a regular file only, a stat of
+// `dirName` (it must still name the directory `dirFd` is) and openBeneath's open.
+describe.skipIf(!native)('lookupBeneath', () => {
+  const lookup = (relative) => native.lookupBeneath(rootFd, relative, path.join(root, relative), root)
+
+  it('opens a regular file below the directory, as openBeneath does, and tells a link', async () => {
+    for (const [relative, isLink] of [['sub/file.txt', false], ['link-in', true], ['link-sub/file.txt', false]]) {
+      const { fd, link } = await lookup(relative)
+      expect(link).toBe(isLink)
+      expect(flags(fd) & (O_NONBLOCK | O_CLOEXEC)).toBe(O_NONBLOCK | O_CLOEXEC)
+      expect(await readAndClose(fd)).toBe('inside')
+    }
+  })
+
+  it('a name that cannot be stat\'ed rejects with fs.stat\'s own error', async () => {
+    const name = path.join(root, 'sub', 'missing.txt')
+    const [ours, node] = await Promise.all([
+      lookup('sub/missing.txt').catch((e) => e),
+      fs.promises.stat(name).catch((e) => e)
+    ])
+    expect(ours).toBeInstanceOf(Error)
+    expect(ours.message).toBe(node.message)
+    expect(ours).toMatchObject({ code: 'ENOENT', errno: -2, syscall: 'stat', path: name })
+    await expect(lookup('sub/file.txt/x')).rejects.toMatchObject({ code: 'ENOTDIR', syscall: 'stat' })
+    await expect(lookup('loop-a')).rejects.toMatchObject({ code: 'ELOOP', syscall: 'stat' })
+  })
+
+  it('opens nothing for a name that is no regular file (a FIFO, a directory): null', async () => {
+    const before = openFdCount()
+    expect(await lookup('fifo')).toBe(null)
+    expect(await lookup('sub')).toBe(null)
+    expect(openFdCount()).toBe(before)
+  })
+
+  it('opens nothing when dirName names another directory now (a deploy swapped it): null', async () => {
+    const other = path.join(dir, 'outside')
+    expect(await native.lookupBeneath(rootFd, 'sub/file.txt', path.join(root, 'sub', 'file.txt'), other)).toBe(null)
+    await expect(native.lookupBeneath(rootFd, 'sub/file.txt', path.join(root, 'sub', 'file.txt'), path.join(dir, 'gone')))
+      .resolves.toBe(null)
+  })
+
+  it('a name that leads out is stat\'ed but not opened: the open is refused beneath the directory', async () => {
+    await expect(lookup('link-out-file')).rejects.toMatchObject({ code: 'EXDEV', syscall: 'openat2', path: 'link-out-file' })
+  })
+
+  it('checks its arguments synchronously', () => {
+    const call = (...args) => () => native.lookupBeneath(...args)
+    const name = path.join(root, 'sub', 'file.txt')
+    expect(call('3', 'x', name, root)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }))
+    expect(call(-1, 'x', name, root)).toThrow(expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }))
+    for (const bad of [1, null, undefined, Buffer.from('x')]) {
+      expect(call(rootFd, 'x', bad, root)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }))
+      expect(call(rootFd, 'x', name, bad)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }))
+    }
+    expect(call(rootFd, 'x', 'a\0b', root)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }))
+    expect(call(rootFd, 'x', '', root)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }))
+  })
+
+  it('leaks no descriptor: 500 lookups of files, links, refusals and failures', async () => {
+    const before = openFdCount()
+    const results = await Promise.allSettled(Array.from({ length: 500 }, (_, i) =>
+      lookup(['sub/file.txt', 'link-out-file', 'missing', 'fifo', 'sub', 'link-in', 'loop-a'][i % 7])))
+    const fds = results.filter((r) => r.status === 'fulfilled' && r.value !== null).map((r) => r.value.fd)
+    expect(fds).toHaveLength(72 + 71) // sub/file.txt, link-in
+    expect(openFdCount()).toBe(before + fds.length)
+    for (const fd of fds) fs.closeSync(fd)
+    expect(openFdCount()).toBe(before)
+  })
+})

@@ -1,11 +1,12 @@
-// What a miss costs in thread-pool lookups once a site's directories are watched.
-// Each fs request a lookup makes is a round trip to the pool; they are counted
-// with async_hooks (FSREQCALLBACK: fs.stat, fs.lstat, fs.open, fs.read ...),
-// around real requests to a real server. A miss below watched directories
-// stats the name and the root's name: no second lookup of the name once the
-// watches were set before the first one began and nothing changed since, and no
-// lstat of the name either where the addon's open told that it is no link. The
-// rule itself (DirectoryWatches.quietSince) is checked on real inotify events.
+// What a miss costs in thread-pool round trips once a site's directories are
+// watched. They are counted with async_hooks (FSREQCALLBACK: fs.stat, fs.lstat,
+// fs.open, fs.read ...; the addon's own jobs: ZcopyLookupBeneath,
+// ZcopyOpenBeneath), around real requests to a real server. With the addon a
+// miss below watched directories is one job: the name's stat, the root's name's
+// stat and the open beneath the root, which also tells whether the name is a
+// link; no second lookup of the name once the watches were set before the first
+// one began and nothing changed since. The rule itself
+// (DirectoryWatches.quietSince) is checked on real inotify events.
 
 import { createHook } from 'node:async_hooks'
 import fs from 'node:fs'
@@ -16,17 +17,20 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
 import { DirectoryWatches, tick } from '../../lib/http/dir-watches.js'
+import { OpenFileCache } from '../../lib/http/file-cache.js'
 import { ConfinedRoot } from '../../lib/http/open-confined.js'
-import { listen, request } from '../fixtures/http/net.mjs'
+import { fdsUnder, listen, request } from '../fixtures/http/net.mjs'
 
-// Beside the lookups, what a request costs in fs requests without the addon: the
-// body's read (the fallback sends it through the response) and the open (fs.open
-// and a check by /proc, where the addon opens beneath the root in its own job).
-const BODY = zcopy.zeroCopyAvailable ? 0 : 1
-const OPEN = zcopy.zeroCopyAvailable ? 0 : 1
+const native = zcopy.zeroCopyAvailable
+// A miss's lookup and open: one job with the addon; without it the name's stat,
+// the root's name's stat and the open (fs.open, checked by /proc).
+const MISS = native ? 1 : 3
 // The lstat that tells whether the name is a link before it is remembered: the
 // addon's open tells it (O_NOFOLLOW first) while the watches stayed quiet.
-const LINK = zcopy.zeroCopyAvailable ? 0 : 1
+const LINK = native ? 0 : 1
+// The body's read: the fallback sends it through the response.
+const BODY = native ? 0 : 1
+const POOL_JOBS = new Set(['FSREQCALLBACK', 'ZcopyLookupBeneath', 'ZcopyOpenBeneath'])
 
 let root
 
@@ -40,10 +44,10 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true })
 })
 
-// → { stop(): the fs requests made since start }.
+// → { stop(): the pool round trips made since start }.
 function countFsRequests () {
   let count = 0
-  const hook = createHook({ init (id, type) { if (type === 'FSREQCALLBACK') count++ } }).enable()
+  const hook = createHook({ init (id, type) { if (POOL_JOBS.has(type)) count++ } }).enable()
   return { stop () { hook.disable(); return count } }
 }
 
@@ -65,10 +69,10 @@ test('a miss below watched directories looks its name up once; the path is then 
     await fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n')
     await expect.poll(() => fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
 
-    // A sibling: stat of its name and of the root's name (and, without the addon,
-    // an lstat of its name); not its name's second stat once its watches are set:
-    // they were set before its lookup began.
-    expect(await fsRequestsOf(app.port, '/d/f1.txt', 'file 1\n')).toBe(2 + LINK + OPEN + BODY)
+    // A sibling: its lookup and open (and, without the addon, an lstat of its
+    // name); not its name's second stat once its watches are set: they were set
+    // before its lookup began.
+    expect(await fsRequestsOf(app.port, '/d/f1.txt', 'file 1\n')).toBe(MISS + LINK + BODY)
     await expect.poll(() => fsRequestsOf(app.port, '/d/f1.txt', 'file 1\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
 
     // Still follows the disk: a remembered file rewritten is sent anew.
@@ -109,17 +113,64 @@ test('a miss in a directory not watched yet looks its name up again once the wat
     await fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n')
     await expect.poll(() => fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
     // e/ is watched only for this request: its second lookup runs, and the lstat
-    // of its name (four).
+    // of its name.
     const counting = countFsRequests()
     expect((await request(app.port, '/e/g.txt')).body.toString()).toBe('g\n')
     await expect.poll(() => middleware.stats().watchedDirectories, { timeout: 5000, interval: 10 }).toBe(3)
     await sleep(50) // the second lookup's answer
-    expect(counting.stop()).toBe(4 + OPEN + BODY)
+    expect(counting.stop()).toBe(MISS + 2 + BODY)
     await expect.poll(() => fsRequestsOf(app.port, '/e/g.txt', 'g\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
   } finally {
     await app.close()
     await middleware.close()
   }
+})
+
+test('misses of one file at once keep one descriptor for it; misses of missing names and folders open nothing', async () => {
+  const middleware = zcopy.serveStatic(root, { memoryCache: 0 })
+  const app = await listen((req, res) => middleware(req, res, () => { res.statusCode = 404; res.end() }))
+  try {
+    await fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n') // the root is opened
+    const before = fdsUnder(root).length
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) =>
+      request(app.port, ['/d/f5.txt', '/d/nothing.txt', '/d', '/d/f6.txt'][i % 4])))
+    expect(answers.map((res) => res.status)).toEqual(Array.from({ length: 6 }, () => [200, 404, 301, 200]).flat())
+    for (const [i, res] of answers.entries()) {
+      if (i % 4 === 0) expect(res.body.toString()).toBe('file 5\n')
+      if (i % 4 === 3) expect(res.body.toString()).toBe('file 6\n')
+    }
+    expect(fdsUnder(root).length).toBe(before + 2) // f5.txt and f6.txt, once each
+  } finally {
+    await app.close()
+    await middleware.close()
+  }
+  expect(fdsUnder(root)).toEqual([])
+})
+
+test.runIf(native)('lookups of one name begun at once open it once each, and the cache keeps one: the others are closed', async () => {
+  const cache = new OpenFileCache()
+  const scope = cache.scope(root)
+  try {
+    (await scope.use()).release() // the root is opened: lookups go to the addon from now on
+    const file = join(root, 'd', 'f7.txt')
+    const counting = countFsRequests()
+    const stats = await Promise.all(Array.from({ length: 12 }, () => cache.statToOpen(file, scope)))
+    expect(counting.stop()).toBe(12) // one job each: none was in the cache when it began
+    expect(stats.every((stat) => stat.isFile() && stat.size === 'file 7\n'.length)).toBe(true)
+    expect(cache.stats().openFiles).toBe(1)
+    expect(fdsUnder(join(root, 'd'))).toHaveLength(1)
+    const entry = cache.take(file, stats[0], scope)
+    expect(entry).not.toBe(null) // the file the first lookup opened, a hit
+    cache.release(entry)
+    // Once it is in the cache, a lookup only stats it.
+    const again = countFsRequests()
+    expect((await cache.statToOpen(file, scope)).ino).toBe(stats[0].ino)
+    expect(again.stop()).toBe(1)
+    expect(fdsUnder(join(root, 'd'))).toHaveLength(1)
+  } finally {
+    await cache.clear()
+  }
+  expect(fdsUnder(root)).toEqual([])
 })
 
 test('misses at once share one stat of the root\'s name', async () => {
