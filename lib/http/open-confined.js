@@ -95,6 +95,13 @@ function admit (fd, check, opener) {
   }
 }
 
+// What an open gives for `opened` ({ fd, link }, the addon's answer), a
+// descriptor the kernel opened beneath `identity`'s directory: nothing left to
+// prove but that it is a regular file (else admit() closes it and throws).
+function admitBeneath ({ fd, link }, identity) {
+  return { fd, stat: admit(fd, null, byAddon), proof: identity, close: byAddon.close, link }
+}
+
 // No root (sendFile with an absolute path), or allowSymlinksOutsideRoot: any
 // regular file the name leads to.
 class Unconfined {
@@ -256,10 +263,7 @@ class ConfinedRoot {
           if (NO_OPENAT2.has(err.code)) beneathAvailable = false
           else if (!TRY_BY_NAME.has(err.code)) throw err
         }
-        if (opened !== null) { // beneath: the kernel proved it
-          const { fd, link } = opened
-          return { fd, stat: admit(fd, null, byAddon), proof: identity, close: byAddon.close, link }
-        }
+        if (opened !== null) return admitBeneath(opened, identity) // beneath: the kernel proved it
       }
       const fd = await openFd(file, FILE_FLAGS)
       return { fd, stat: admit(fd, (opened) => identity.contains(opened), byFs), proof: identity, close: byFs.close, link: null }
@@ -293,7 +297,7 @@ class ConfinedRoot {
       return null
     }
     try {
-      return { fd: opened.fd, stat: admit(opened.fd, null, byAddon), proof: identity, close: byAddon.close, link: opened.link }
+      return admitBeneath(opened, identity)
     } catch {
       return null // not a regular file by now (admit() closed it)
     }
