@@ -236,6 +236,10 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     redirect,
     serve,
     handle,
+    // → Promise of a file's stat, as fs.stat gives it (the same errors), for a
+    // caller about to have handle() send it ({ file, stat }): a regular file
+    // is opened in the same pool job, into this handler's open-file cache.
+    lookUp,
     // { openFiles, watchedDirectories, memoryBytes }: what the caches hold now.
     stats: () => cache.stats(),
     // Closes the cached file descriptors and the root directory's (they also close

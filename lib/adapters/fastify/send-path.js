@@ -32,12 +32,14 @@ function nextEncoding (headers, checked) {
 }
 
 // { type: 'file', path } | { type: 'directory', path } | { type: 'error', error }
-// for `pathname` (decoded) below `root` (null: an absolute path), as send finds it.
-// → Promise of it, never rejected.
-async function probe (root, pathname, options) {
+// for `pathname` (decoded) below `root` (null: an absolute path), as send finds it,
+// each name looked up by `lookUp` (the handler's: a file found is opened in the
+// same pool job, into the cache its answer takes it from). → Promise of it,
+// never rejected.
+async function probe (root, pathname, options, lookUp) {
   try {
     const resolved = resolvePath(root, pathname, options.dotfiles)
-    const located = await locateFile(resolved, options)
+    const located = await locateFile(resolved, options, lookUp)
     if (located === DIRECTORY) return { type: 'directory', path: resolved.path }
     return { type: 'file', path: located.path, stat: located.stat }
   } catch (error) {
@@ -46,9 +48,9 @@ async function probe (root, pathname, options) {
 }
 
 // → Promise of the first of `index` that is a file in the directory, or undefined.
-async function indexFileOf (root, pathname, index) {
+async function indexFileOf (root, pathname, index, lookUp) {
   for (const name of index) {
-    const found = await probe(root, path.posix.join(pathname, name), { dotfiles: 'allow', index: [], extensions: [] })
+    const found = await probe(root, path.posix.join(pathname, name), { dotfiles: 'allow', index: [], extensions: [] }, lookUp)
     if (found.type === 'file') return name
   }
   return undefined
@@ -108,13 +110,13 @@ function pathSender ({ opts, prefix, handlerFor }) {
       encoding = nextEncoding(request.headers, tried)
       if (encoding) {
         if (pathname.endsWith('/')) {
-          const index = await indexFileOf(handlerRoot, pathname, options.index)
+          const index = await indexFileOf(handlerRoot, pathname, options.index, handler.lookUp)
           if (!index) return reply.callNotFound()
           sentPath = pathname + index + SUFFIX[encoding]
         } else {
           sentPath = pathname + SUFFIX[encoding]
         }
-        const found = await probe(handlerRoot, sentPath, options)
+        const found = await probe(handlerRoot, sentPath, options, handler.lookUp)
         if (found.type === 'file' && await misspelled(found, encoding)) return forbidden(reply)
         if (found.type === 'file') return sendFound(request, reply, handler, found, pathname, sentPath, encoding, root, callOptions)
         tried.add(encoding)
@@ -122,13 +124,13 @@ function pathSender ({ opts, prefix, handlerFor }) {
       }
     }
 
-    const found = await probe(handlerRoot, pathname, options)
+    const found = await probe(handlerRoot, pathname, options, handler.lookUp)
     if (found.type !== 'error' && await misspelled(found)) return forbidden(reply)
     if (found.type === 'file') return sendFound(request, reply, handler, found, pathname, sentPath, undefined, root, callOptions)
     if (found.type === 'directory') {
       if (opts.list) return sendList({ reply, dir: found.path, options: opts.list, route: pathname, prefix, dotfiles: opts.dotfiles })
       if (opts.redirect === true) return reply.redirect(redirectUrl(request.raw.url), 301)
-      if (!pathname.endsWith('/') && await indexFileOf(handlerRoot, pathname, options.index)) {
+      if (!pathname.endsWith('/') && await indexFileOf(handlerRoot, pathname, options.index, handler.lookUp)) {
         return sendPath(request, reply, pathname + '/', roots, { offset, callOptions, spelling })
       }
       return reply.callNotFound()
