@@ -13,16 +13,19 @@
 // 'openat2', path). Where the kernel has no openat2 the first call rejects with
 // ENOSYS and later ones do at once, without a pool round trip.
 //
-// lookupBeneath(dirFd, relativePath, name, dirName) → Promise<{ fd, link } | null>
+// lookupBeneath(dirFd, relativePath, name, dirName)
+//   → Promise<{ fd, link } | { directory } | null>
 //
 // A miss's whole lookup in one pool job, where it took three round trips: the
 // stat(2) of `name` (the file's absolute name, as fs.stat takes it; its failure
 // rejects with fs.stat's error: syscall 'stat', path `name`); then, only for a
 // regular file, the stat of `dirName`, which must still name the directory
-// `dirFd` is (a deploy may have swapped it); then openBeneath's open. Resolves
-// null, having opened nothing, when the name is not a regular file or `dirName`
-// names another directory now: the caller looks up as before. Open errors reject
-// as openBeneath's.
+// `dirFd` is (a deploy may have swapped it); then openBeneath's open. A name
+// that is no regular file resolves `{ directory }` (whether it is a directory,
+// as fs.stat's isDirectory() tells), having opened nothing: all a lookup needs
+// of it. Resolves null, having opened nothing, when `dirName` names another
+// directory now: the caller looks up as before. Open errors reject as
+// openBeneath's.
 //
 // Both run as napi_async_work: Node waits for them at environment teardown and
 // then calls the completion with JS unavailable; a descriptor that cannot be
@@ -64,6 +67,8 @@ struct OpenJob {
   int fd = -1;
   bool link = false;
   bool looked_elsewhere = false;  // lookupBeneath resolves null: nothing opened
+  bool not_regular = false;       // lookupBeneath resolves { directory }: nothing opened
+  bool directory = false;
   int error = 0;
   bool stat_failed = false;  // `error` is the stat of `name`'s, not the open's
 };
@@ -98,8 +103,8 @@ int OpenBeneath(int dir_fd, const char* path, bool* link, int* error) {
   return static_cast<int>(fd);
 }
 
-// lookupBeneath's stats: false, with `job->error` set or `looked_elsewhere`,
-// when there is nothing to open.
+// lookupBeneath's stats: false, with `job->error`, `not_regular` or
+// `looked_elsewhere` set, when there is nothing to open.
 bool WorthOpening(OpenJob* job) {
   FileStatus file;
   job->error = PathStat(job->name.c_str(), &file);
@@ -107,10 +112,15 @@ bool WorthOpening(OpenJob* job) {
     job->stat_failed = true;
     return false;
   }
+  if (!S_ISREG(file.mode)) {
+    job->not_regular = true;
+    job->directory = S_ISDIR(file.mode);
+    return false;
+  }
   FileStatus named;
   FileStatus dir;
-  if (!S_ISREG(file.mode) || PathStat(job->dir_name.c_str(), &named) != 0 || FileStat(job->dir_fd, &dir) != 0 ||
-      named.dev != dir.dev || named.ino != dir.ino) {
+  if (PathStat(job->dir_name.c_str(), &named) != 0 || FileStat(job->dir_fd, &dir) != 0 || named.dev != dir.dev ||
+      named.ino != dir.ino) {
     job->looked_elsewhere = true;
     return false;
   }
@@ -132,10 +142,19 @@ void Execute(napi_env /*env*/, void* data) {
 void Complete(napi_env env, napi_status /*status*/, void* data) {
   auto* job = static_cast<OpenJob*>(data);
   UniqueFd fd(job->fd);
-  if (job->error == 0 && !fd.Valid() && !job->looked_elsewhere) job->error = ECANCELED;  // never ran
+  if (job->error == 0 && !fd.Valid() && !job->looked_elsewhere && !job->not_regular) {
+    job->error = ECANCELED;  // never ran
+  }
   if (job->looked_elsewhere) {
     napi_value null_value = nullptr;
     if (napi_get_null(env, &null_value) == napi_ok) napi_resolve_deferred(env, job->deferred, null_value);
+  } else if (job->not_regular) {
+    napi_value value = nullptr;
+    napi_value directory = nullptr;
+    if (napi_create_object(env, &value) == napi_ok && napi_get_boolean(env, job->directory, &directory) == napi_ok &&
+        napi_set_named_property(env, value, "directory", directory) == napi_ok) {
+      napi_resolve_deferred(env, job->deferred, value);
+    }
   } else if (job->error == 0) {
     napi_value value = nullptr;
     napi_value number = nullptr;

@@ -37,7 +37,7 @@ const path = require('node:path')
 const { DirectoryWatches, directoriesOf, notifiesChanges, tick } = require('./dir-watches')
 const { onClose } = require('./on-close')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
-const { lstatOf, statOf } = require('./stat')
+const { kindOf, lstatOf, statOf } = require('./stat')
 
 const SWEEP_INTERVAL_MS = 10_000
 const SMALL_FILE = 64 * 1024 // the largest file kept in memory, see keepBody()
@@ -196,14 +196,17 @@ class OpenFileCache {
   // → Promise of `file`'s stat, as statOf() gives it (the same errors), for a miss
   // that opens it in `scope` next: where the scope can (ConfinedRoot.lookup()),
   // the name's stat and the open are one pool job, and the file joins the cache
-  // open and unused, for the take() or acquire() that follows. A file the cache
-  // has open already (its name not remembered: a link, a directory no watch
-  // vouches for) is only stat'ed, as take() needs.
+  // open and unused, for the take() or acquire() that follows; a name that is
+  // no regular file gives only its kind (see kindOf() in ./stat), all that
+  // locateFile() asks of it. A file the cache has open already (its name not
+  // remembered: a link, a directory no watch vouches for) is only stat'ed, as
+  // take() needs.
   statToOpen (file, scope) {
     if (this.max === 0 || scope === UNCONFINED || this.entries.has(file)) return statOf(file)
     const openedAt = tick()
     return scope.lookup(file).then((opened) => {
       if (opened === null) return statOf(file)
+      if (opened.fd === undefined) return kindOf(opened.directory)
       this.adopt(file, scope, opened, openedAt)
       return opened.stat
     })

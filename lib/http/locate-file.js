@@ -34,7 +34,8 @@ async function firstFile (candidates, stat) {
 
 // → Promise of { path, stat } for a file, or of DIRECTORY; rejects with the error
 // send would give otherwise (see ./http-error). `stat(name)`: how a name is
-// looked up, fs.stat's promise or one that gives the same.
+// looked up, fs.stat's promise or one that gives the same for a regular file
+// (for anything else, its isFile() and isDirectory() are all that is asked).
 async function locateFile ({ path: file, trailingSlash }, { index, extensions }, stat = statOf) {
   if (trailingSlash && index.length > 0) {
     return firstFile(index.map((name) => path.join(file, name)), stat)

@@ -274,9 +274,11 @@ class ConfinedRoot {
 
   // A miss's lookup of `file` and its open as one pool job, where the addon can and
   // this root was resolved before: → Promise of what open() gives when `file`'s
-  // name is a regular file, opened beneath the root's current directory; of null
-  // when it is not, or could not be opened so (the caller then stats and opens
-  // as before: statOf(), open()); rejects with the name's stat error, fs.stat's.
+  // name is a regular file, opened beneath the root's current directory; of
+  // { directory } (whether it is one, as fs.stat tells) when it is no regular
+  // file; of null when the job could not tell, or the file could not be opened
+  // so (the caller then stats and opens as before: statOf(), open()); rejects
+  // with the name's stat error, fs.stat's.
   async lookup (file) {
     const identity = this.proof
     if (!beneathAvailable || !lookupAvailable || identity === null || file === this.path || !isBeneath(file, this.path)) return null
@@ -291,7 +293,7 @@ class ConfinedRoot {
     } finally {
       identity.release()
     }
-    if (opened === null) return null
+    if (opened === null || opened.fd === undefined) return opened
     if (this.proof !== identity) { // retired meanwhile: proven against a directory no longer current
       byAddon.close(opened.fd)
       return null

@@ -26,4 +26,12 @@ function statOrNothing (file) {
   })
 }
 
-module.exports = { lstatOf, statOf, statOrNothing }
+// All a lookup needs to know of a name that is no regular file (see
+// ./locate-file): whether it is a directory. For a miss whose pool job found it
+// out (OpenFileCache.statToOpen()) in place of its fs.Stats.
+const DIRECTORY_NAME = Object.freeze({ isFile: () => false, isDirectory: () => true })
+const OTHER_NAME = Object.freeze({ isFile: () => false, isDirectory: () => false })
+
+const kindOf = (directory) => directory ? DIRECTORY_NAME : OTHER_NAME
+
+module.exports = { kindOf, lstatOf, statOf, statOrNothing }

@@ -170,7 +170,8 @@ describe.skipIf(!native)('openBeneath', () => {
 
 // native.lookupBeneath(dirFd, relativePath, name, dirName): a miss's lookup in one
 // pool job: fs.stat's of `name`, then, for a regular file only, a stat of
-// `dirName` (it must still name the directory `dirFd` is) and openBeneath's open.
+// `dirName` (it must still name the directory `dirFd` is) and openBeneath's open;
+// of anything else, what fs.stat's isDirectory() would tell.
 describe.skipIf(!native)('lookupBeneath', () => {
   const lookup = (relative) => native.lookupBeneath(rootFd, relative, path.join(root, relative), root)
 
@@ -196,10 +197,14 @@ describe.skipIf(!native)('lookupBeneath', () => {
     await expect(lookup('loop-a')).rejects.toMatchObject({ code: 'ELOOP', syscall: 'stat' })
   })
 
-  it('opens nothing for a name that is no regular file (a FIFO, a directory): null', async () => {
+  it('opens nothing for a name that is no regular file, and tells whether it is a directory, as fs.stat does', async () => {
     const before = openFdCount()
-    expect(await lookup('fifo')).toBe(null)
-    expect(await lookup('sub')).toBe(null)
+    for (const relative of ['fifo', 'sub', 'link-sub']) {
+      const stat = fs.statSync(path.join(root, relative))
+      expect(await lookup(relative)).toEqual({ directory: stat.isDirectory() })
+    }
+    expect(await lookup('fifo')).toEqual({ directory: false })
+    expect(await lookup('link-sub')).toEqual({ directory: true })
     expect(openFdCount()).toBe(before)
   })
 
@@ -208,6 +213,9 @@ describe.skipIf(!native)('lookupBeneath', () => {
     expect(await native.lookupBeneath(rootFd, 'sub/file.txt', path.join(root, 'sub', 'file.txt'), other)).toBe(null)
     await expect(native.lookupBeneath(rootFd, 'sub/file.txt', path.join(root, 'sub', 'file.txt'), path.join(dir, 'gone')))
       .resolves.toBe(null)
+    // A name that is no regular file is told as such all the same: its stat is
+    // the name's, as fs.stat's, whatever the directory.
+    expect(await native.lookupBeneath(rootFd, 'sub', path.join(root, 'sub'), other)).toEqual({ directory: true })
   })
 
   it('a name that leads out is stat\'ed but not opened: the open is refused beneath the directory', async () => {
@@ -231,7 +239,9 @@ describe.skipIf(!native)('lookupBeneath', () => {
     const before = openFdCount()
     const results = await Promise.allSettled(Array.from({ length: 500 }, (_, i) =>
       lookup(['sub/file.txt', 'link-out-file', 'missing', 'fifo', 'sub', 'link-in', 'loop-a'][i % 7])))
-    const fds = results.filter((r) => r.status === 'fulfilled' && r.value !== null).map((r) => r.value.fd)
+    const fulfilled = results.filter((r) => r.status === 'fulfilled').map((r) => r.value)
+    expect(fulfilled.filter((value) => value.fd === undefined)).toHaveLength(71 + 71) // fifo, sub: told, not opened
+    const fds = fulfilled.filter((value) => value.fd !== undefined).map((value) => value.fd)
     expect(fds).toHaveLength(72 + 71) // sub/file.txt, link-in
     expect(openFdCount()).toBe(before + fds.length)
     for (const fd of fds) fs.closeSync(fd)

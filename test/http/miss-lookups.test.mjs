@@ -5,10 +5,12 @@
 // miss below watched directories is one job: the name's stat, the root's name's
 // stat and the open beneath the root, which also tells whether the name is a
 // link; no second lookup of the name once the watches were set before the first
-// one began and nothing changed since. The rule itself
+// one began and nothing changed since; a name that is no regular file is told
+// as such by the same job. The rule itself
 // (DirectoryWatches.quietSince) is checked on real inotify events.
 
 import { createHook } from 'node:async_hooks'
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -79,6 +81,33 @@ test('a miss below watched directories looks its name up once; the path is then 
     fs.writeFileSync(join(root, 'd', 'f1.txt'), 'file 1, again\n')
     await expect.poll(() => request(app.port, '/d/f1.txt').then((res) => res.body.toString()), { timeout: 5000, interval: 20 })
       .toBe('file 1, again\n')
+  } finally {
+    await app.close()
+    await middleware.close()
+  }
+})
+
+test('a miss for a name that is no regular file looks it up once: a FIFO is a 404, a directory a redirect', async () => {
+  execFileSync('mkfifo', [join(root, 'd', 'fifo')])
+  const middleware = zcopy.serveStatic(root, { memoryCache: 0 })
+  const app = await listen((req, res) => middleware(req, res, () => { res.statusCode = 404; res.end() }))
+  const jobsOf = async (path, status) => {
+    const counting = countFsRequests()
+    const res = await request(app.port, path)
+    const count = counting.stop()
+    expect(res.status).toBe(status)
+    return count
+  }
+  try {
+    // The root is opened, the watches set and the first file remembered.
+    await fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n')
+    await expect.poll(() => fsRequestsOf(app.port, '/d/f0.txt', 'file 0\n'), { timeout: 5000, interval: 20 }).toBe(BODY)
+    // Its lookup tells what the name is (the addon's job, or fs.stat), and
+    // nothing else is asked of it.
+    for (let i = 0; i < 3; i++) expect(await jobsOf('/d/fifo', 404)).toBe(1)
+    // A directory: its lookup, then the proof that it is beneath the root before
+    // the redirect (the stat of the root's name and the directory's open).
+    for (let i = 0; i < 3; i++) expect(await jobsOf('/d', 301)).toBe(1 + 2)
   } finally {
     await app.close()
     await middleware.close()
