@@ -2,7 +2,8 @@
 
 // The load generator, always in its own process: wrk when installed (-t1 -c16,
 // the design's setting; -tN against N server workers), autocannon otherwise.
-// → { tool, requests, requestsPerSecond, errors, cpu }, `cpu` the generator's own
+// → { tool, requests, requestsPerSecond, bytesRead, errors, cpu }, `bytesRead` what
+// it received (heads and bodies, whole or not; wrk only, else null), `cpu` the generator's own
 // { user, system } seconds (null without /proc): on a small machine it shares the
 // cores with the server, and what each response costs it counts too.
 // With `script` (wrk only), wrk runs that Lua file, which picks each request's
@@ -16,15 +17,20 @@ const run = promisify(execFile)
 
 const wrkInstalled = spawnSync('wrk', ['--version']).error === undefined
 
+// wrk's sizes: "612.77MB" (binary units).
+const UNITS = { B: 1, KB: 2 ** 10, MB: 2 ** 20, GB: 2 ** 30, TB: 2 ** 40 }
+const bytesOf = ([, number, unit]) => Math.round(Number(number) * UNITS[unit])
+
 async function withWrk (url, { threads = 1, connections, seconds, script, args = [] }) {
   const options = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '60s', ...(script ? ['-s', script] : [])]
   const { stdout } = await run('wrk', [...options, url, ...(args.length ? ['--', ...args.map(String)] : [])], { maxBuffer: 1 << 20 })
   const requests = Number(/(\d+) requests in/.exec(stdout)[1])
+  const bytesRead = bytesOf(/requests in [\d.]+\w+, ([\d.]+)([KMGT]?B) read/.exec(stdout))
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1])
   const bad = /Non-2xx or 3xx responses: (\d+)/.exec(stdout)
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout)
   const socketErrors = socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0
-  return { tool: 'wrk', requests, requestsPerSecond: rps, errors: (bad ? Number(bad[1]) : 0) + socketErrors }
+  return { tool: 'wrk', requests, requestsPerSecond: rps, bytesRead, errors: (bad ? Number(bad[1]) : 0) + socketErrors }
 }
 
 async function withAutocannon (url, { threads = 1, connections, seconds, script }) {
@@ -33,7 +39,7 @@ async function withAutocannon (url, { threads = 1, connections, seconds, script 
   const workers = threads > 1 ? ['-w', String(threads)] : []
   const { stdout } = await run(process.execPath, [bin, '-j', ...workers, '-c', String(connections), '-d', String(seconds), url], { maxBuffer: 16 << 20 })
   const result = JSON.parse(stdout)
-  return { tool: 'autocannon', requests: result.requests.total, requestsPerSecond: result.requests.average, errors: result.errors + result.non2xx }
+  return { tool: 'autocannon', requests: result.requests.total, requestsPerSecond: result.requests.average, bytesRead: null, errors: result.errors + result.non2xx }
 }
 
 async function measure (url, options) {

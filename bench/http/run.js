@@ -5,7 +5,7 @@
 //
 //   node bench/http/run.js [--seconds 5] [--rounds 3] [--cases 4k,64k,1m,100m,files-100,files-5000,files-5000-zipf]
 //                          [--sizes 4k,64k,1m,100m] [--connections 16] [--tls] [--no-memory] [--workers N]
-//                          [--servers 'zcopy serve,zcopy (node:http),nginx'] [--warm-up SECONDS]
+//                          [--servers 'zcopy serve,zcopy (node:http),nginx'] [--warm-up SECONDS] [--bytes]
 //
 // --cases: what is measured (default all; `sizes` and `files` name the groups).
 // The sizes are one file each; files-100 and files-5000 are that many 4 KiB files
@@ -28,6 +28,10 @@
 // (same connections); no memory check. --workers 1 is the single-process CLI.
 // --servers: only these (names as in the table; 'zcopy serve' is the CLI in one
 // process), each zcopy row then compared with each other server.
+// --bytes (wrk only): rank by MiB/s received (heads and bodies, whole or not)
+// instead of whole responses per second, CPU per MiB received: for runs in which
+// few responses complete (100 MiB at 256 connections: a server that shares its
+// bandwidth fairly completes none in seconds, one that does not completes some).
 // Prints the machine, a markdown table of req/s (median, min–max over the rounds)
 // with ratios from the medians, one of the server's CPU time per request (Linux,
 // median round), one of the load generator's, then the memory check.
@@ -54,6 +58,9 @@ const CONNECTIONS = 16
 const MAX_WORKERS = 16
 const ZCOPY_SERVE = 'zcopy serve'
 const WARM_UP_SECONDS = 1
+// What a run's rate counts: whole responses, or MiB received (--bytes).
+const REQUESTS = Object.freeze({ rate: 'req/s', per: 'request', count: ({ requests }) => requests })
+const BYTES = Object.freeze({ rate: 'MiB/s', per: 'MiB', count: ({ bytesRead }) => bytesRead / 2 ** 20 })
 
 // Bad options: one line on stderr, exit code 2.
 function usage (message) {
@@ -75,7 +82,8 @@ function options () {
         'no-memory': { type: 'boolean', default: false },
         workers: { type: 'string' },
         servers: { type: 'string' },
-        'warm-up': { type: 'string' }
+        'warm-up': { type: 'string' },
+        bytes: { type: 'boolean', default: false }
       }
     }))
     values.cases = selectCases(values)
@@ -88,6 +96,7 @@ function options () {
   if (!(Number.isInteger(rounds) && rounds > 0)) usage(`--rounds takes a positive whole number, not '${values.rounds}'`)
   const warmUp = values['warm-up'] === undefined ? null : Number(values['warm-up'])
   if (warmUp !== null && !(Number.isInteger(warmUp) && warmUp > 0)) usage(`--warm-up takes a whole number of seconds from 1, not '${values['warm-up']}'`)
+  if (values.bytes && !wrkInstalled) usage('--bytes needs wrk, which is not installed')
   const workers = values.workers === undefined ? null : Number(values.workers)
   if (workers !== null && !(Number.isInteger(workers) && workers > 0 && workers <= MAX_WORKERS)) {
     usage(`--workers takes a whole number from 1 to ${MAX_WORKERS}, not '${values.workers}'`)
@@ -108,7 +117,8 @@ function options () {
     tls: values.tls,
     memory: !values['no-memory'] && workers === null && !values.tls,
     workers,
-    servers: values.servers === undefined ? null : values.servers.split(',').map((name) => name.trim())
+    servers: values.servers === undefined ? null : values.servers.split(',').map((name) => name.trim()),
+    unit: values.bytes ? BYTES : REQUESTS
   }
 }
 
@@ -139,19 +149,21 @@ function warmUpOf (target, warmUp) {
 
 // One measurement of `kind` on a case at a connection count: fresh server,
 // warm-up, then the load (one load thread per server worker).
-async function runOnce (kind, root, target, { seconds, warmUp, workers, connections, tls }) {
+async function runOnce (kind, root, target, { seconds, warmUp, workers, connections, tls, unit }) {
   const server = await start(kind, root, workers, tls)
   try {
     const url = `${tls ? 'https' : 'http'}://127.0.0.1:${server.port}${target.path ?? '/'}`
     const load = (duration) => measure(url, { threads: workers, connections, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)] })
     await load(warmUpOf(target, warmUp)) // caches, JIT
     const before = cpuTime(server.pid)
-    const { requests, requestsPerSecond, errors, cpu: clientCpu } = await load(seconds)
+    const result = await load(seconds)
+    const count = unit.count(result)
+    const clientCpu = result.cpu
     return {
-      requestsPerSecond,
-      cpu: perRequest(before, cpuTime(server.pid), requests),
-      clientCpu: clientCpu && perRequest({ user: 0, system: 0 }, clientCpu, requests),
-      errors
+      rate: unit === REQUESTS ? result.requestsPerSecond : count / seconds,
+      cpu: perRequest(before, cpuTime(server.pid), count),
+      clientCpu: clientCpu && perRequest({ user: 0, system: 0 }, clientCpu, count),
+      errors: result.errors
     }
   } finally {
     await server.stop()
@@ -159,7 +171,7 @@ async function runOnce (kind, root, target, { seconds, warmUp, workers, connecti
 }
 
 async function main () {
-  const { cases: selected, seconds, rounds, warmUp, connections, tls, memory, workers, servers } = options()
+  const { cases: selected, seconds, rounds, warmUp, connections, tls, memory, workers, servers, unit } = options()
   const nginx = nginxInstalled()
   const known = [...KINDS, ZCOPY_SERVE, 'nginx']
   const unknown = (servers ?? []).filter((name) => !known.includes(name))
@@ -196,17 +208,17 @@ async function main () {
     for (let round = 1; round <= rounds; round++) {
       for (const { name, connections: count, label } of columns) {
         for (const kind of kinds) {
-          const result = await runOnce(kind, root, targets[name], { seconds, warmUp, workers: threads, connections: count, tls: certificate })
+          const result = await runOnce(kind, root, targets[name], { seconds, warmUp, workers: threads, connections: count, tls: certificate, unit })
           results[label][kind].push(result)
-          const { requestsPerSecond, cpu, clientCpu, errors } = result
+          const { rate, cpu, clientCpu, errors } = result
           console.log(`round ${round}/${rounds}  ${label.padEnd(labelWidth)}  ${kind.padEnd(kindWidth)}  ` +
-            `${formatNumber(requestsPerSecond).padStart(8)} req/s${cpu ? `  ${formatCpu(cpu)} µs CPU/request` : ''}` +
+            `${formatNumber(rate).padStart(8)} ${unit.rate}${cpu ? `  ${formatCpu(cpu)} µs CPU/${unit.per}` : ''}` +
             `${clientCpu ? `, ${loadTool} ${formatNumber(clientCpu.user + clientCpu.system)}` : ''}${errors ? `  (${errors} errors)` : ''}`)
         }
       }
     }
     const zcopys = servers ? kinds.filter((kind) => kind.startsWith('zcopy')) : [workers === null ? ZCOPY : ZCOPY_SERVE]
-    printTables(results, columns.map(({ label }) => label), kinds, rounds, zcopys)
+    printTables(results, columns.map(({ label }) => label), kinds, rounds, zcopys, unit)
     if (memory && !servers) await measureMemory(root)
   } finally {
     rmSync(root, { recursive: true, force: true })

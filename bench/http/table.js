@@ -3,11 +3,13 @@
 // The result tables, markdown: one column per case, one row per server kind
 // (median of the rounds, min–max spread), then zcopy's ratios (the kind
 // `zcopy`) to each of the others: the median of the per-round ratios, where the
-// two ran back to back, with their min–max; then server CPU per request, and
-// the load generator's (it shares the machine's cores with the server).
+// two ran back to back, with their min–max; then server CPU per request (or per
+// MiB), and the load generator's (it shares the machine's cores with the
+// server).
 //
-// results: case → kind → [{ requestsPerSecond, cpu: { user, system } | null,
-// clientCpu: { user, system } | null, errors }] (one per round)
+// results: case → kind → [{ rate, cpu: { user, system } | null,
+// clientCpu: { user, system } | null, errors }] (one per round); `rate` and the
+// CPU in `unit` ({ rate: 'req/s', per: 'request' }, or MiB received).
 
 const { medianBy, formatNumber, formatSpread, formatRatios } = require('./stats')
 
@@ -34,22 +36,22 @@ function header (title, cases) {
 // The ratio of `kind` to `base` in each round → `0.93× (0.81–1.02)`, or `0.93×`
 // for one round; 'n/a' when the base served nothing.
 function ratio (kindRuns, baseRuns) {
-  const ratios = kindRuns.map((run, i) => run.requestsPerSecond / baseRuns[i].requestsPerSecond)
+  const ratios = kindRuns.map((run, i) => run.rate / baseRuns[i].rate)
   return ratios.every(Number.isFinite) ? formatRatios(ratios) : 'n/a'
 }
 
 // `zcopys`: the zcopy rows each other server is compared with.
-function printTables (results, cases, kinds, rounds, zcopys) {
+function printTables (results, cases, kinds, rounds, zcopys, unit) {
   const runs = (name, kind) => results[name][kind]
   let errors = false
   const cell = (name, kind) => {
     const failed = runs(name, kind).some((run) => run.errors > 0)
     errors ||= failed
-    return formatSpread(runs(name, kind).map((run) => run.requestsPerSecond)) + (failed ? ' *' : '')
+    return formatSpread(runs(name, kind).map((run) => run.rate)) + (failed ? ' *' : '')
   }
 
   const spread = rounds > 1 ? `median (min–max) of ${rounds} rounds` : '1 round'
-  console.log(`\n${header(`req/s, ${spread}`, cases)}`)
+  console.log(`\n${header(`${unit.rate}, ${spread}`, cases)}`)
   for (const kind of kinds) console.log(row(LABELS[kind] ?? kind, cases.map((name) => cell(name, kind))))
   for (const zcopy of zcopys) {
     const name = zcopys.length > 1 ? (LABELS[zcopy] ?? zcopy) : 'zcopy'
@@ -62,8 +64,8 @@ function printTables (results, cases, kinds, rounds, zcopys) {
     console.log(row('zcopy (Express) ÷ express.static', cases.map((name) => ratio(runs(name, 'zcopy (Express)'), runs(name, 'express.static')))))
   }
   if (errors) console.log('\ncells marked * had errors or non-2xx responses in some round (see the log above)')
-  printCpuTable(results, cases, kinds, rounds, 'cpu', 'server CPU µs/request, user + system')
-  printCpuTable(results, cases, kinds, rounds, 'clientCpu', 'load generator CPU µs/request (while loading that server), user + system')
+  printCpuTable(results, cases, kinds, rounds, 'cpu', `server CPU µs/${unit.per}, user + system`)
+  printCpuTable(results, cases, kinds, rounds, 'clientCpu', `load generator CPU µs/${unit.per} (while loading that server), user + system`)
 }
 
 function formatCpu ({ user, system }) {
