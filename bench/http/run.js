@@ -51,16 +51,13 @@ const { measureMemory } = require('./memory')
 const { nginxInstalled, startNginx } = require('./nginx')
 const { KINDS, FLOORS, OPT_IN, startServer } = require('./server')
 const { formatNumber } = require('./stats')
-const { printTables, formatCpu, ZCOPY } = require('./table')
+const { BYTES, REQUESTS, printTables, formatCpu, ZCOPY } = require('./table')
 const { startZcopyServe } = require('./zcopy-serve')
 
 const CONNECTIONS = 16
 const MAX_WORKERS = 16
 const ZCOPY_SERVE = 'zcopy serve'
 const WARM_UP_SECONDS = 1
-// What a run's rate counts: whole responses, or MiB received (--bytes).
-const REQUESTS = Object.freeze({ rate: 'req/s', per: 'request', count: ({ requests }) => requests })
-const BYTES = Object.freeze({ rate: 'MiB/s', per: 'MiB', count: ({ bytesRead }) => bytesRead / 2 ** 20 })
 
 // Bad options: one line on stderr, exit code 2.
 function usage (message) {

@@ -14,6 +14,10 @@
 const { medianBy, formatNumber, formatSpread, formatRatios } = require('./stats')
 
 const ZCOPY = 'zcopy (node:http)'
+// What a run's rate counts (`count(load)` of a load's result, see ./load):
+// whole responses, or MiB received (run.js --bytes).
+const REQUESTS = Object.freeze({ rate: 'req/s', per: 'request', count: ({ requests }) => requests })
+const BYTES = Object.freeze({ rate: 'MiB/s', per: 'MiB', count: ({ bytesRead }) => bytesRead / 2 ** 20 })
 const LABELS = {
   'node:http res.end(buffer)': "Node's floor: node:http res.end(buffer)",
   'headers floor (6 × setHeader + res.end)': "headers floor: Node's floor with 6 × setHeader",
@@ -41,7 +45,7 @@ function ratio (kindRuns, baseRuns) {
 }
 
 // `zcopys`: the zcopy rows each other server is compared with.
-function printTables (results, cases, kinds, rounds, zcopys, unit) {
+function printTables (results, cases, kinds, rounds, zcopys, unit = REQUESTS) {
   const runs = (name, kind) => results[name][kind]
   let errors = false
   const cell = (name, kind) => {
@@ -92,4 +96,4 @@ function printCpuTable (results, cases, kinds, rounds, field, title) {
   })
 }
 
-module.exports = { printTables, formatCpu, row, header, LABELS, SHORT, ZCOPY }
+module.exports = { BYTES, REQUESTS, printTables, formatCpu, row, header, LABELS, SHORT, ZCOPY }

@@ -41,7 +41,7 @@ test('--connections that are no counts: one line, exit code 2', async () => {
 
 test('ratios are the median of the per-round ratios, with their min–max', async () => {
   const { printTables } = await import('../../bench/http/table.js')
-  const run = (requestsPerSecond) => ({ requestsPerSecond, cpu: null, errors: 0 })
+  const run = (rate) => ({ rate, cpu: null, errors: 0 })
   // Per round: 100/50 = 2, 90/100 = 0.9, 300/100 = 3 → median 2 (the medians' ratio would be 100/100 = 1).
   const results = { '1m': { 'zcopy serve': [run(100), run(90), run(300)], nginx: [run(50), run(100), run(100)] } }
   const lines = []
