@@ -155,11 +155,10 @@ async function runOnce (kind, root, target, { seconds, warmUp, workers, connecti
     const before = cpuTime(server.pid)
     const result = await load(seconds)
     const count = unit.count(result)
-    const clientCpu = result.cpu
     return {
-      rate: unit === REQUESTS ? result.requestsPerSecond : count / seconds,
+      rate: unit.rateOf(result, seconds),
       cpu: perRequest(before, cpuTime(server.pid), count),
-      clientCpu: clientCpu && perRequest({ user: 0, system: 0 }, clientCpu, count),
+      clientCpu: result.cpu && perRequest({ user: 0, system: 0 }, result.cpu, count),
       errors: result.errors
     }
   } finally {

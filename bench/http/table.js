@@ -14,10 +14,10 @@
 const { medianBy, formatNumber, formatSpread, formatRatios } = require('./stats')
 
 const ZCOPY = 'zcopy (node:http)'
-// What a run's rate counts (`count(load)` of a load's result, see ./load):
-// whole responses, or MiB received (run.js --bytes).
-const REQUESTS = Object.freeze({ rate: 'req/s', per: 'request', count: ({ requests }) => requests })
-const BYTES = Object.freeze({ rate: 'MiB/s', per: 'MiB', count: ({ bytesRead }) => bytesRead / 2 ** 20 })
+// What a run's rate counts, whole responses or MiB received (run.js --bytes):
+// `count(load)` of a load's result (see ./load), and its `rateOf(load, seconds)`.
+const REQUESTS = Object.freeze({ rate: 'req/s', per: 'request', count: ({ requests }) => requests, rateOf: ({ requestsPerSecond }) => requestsPerSecond })
+const BYTES = Object.freeze({ rate: 'MiB/s', per: 'MiB', count: ({ bytesRead }) => bytesRead / 2 ** 20, rateOf: (load, seconds) => BYTES.count(load) / seconds })
 const LABELS = {
   'node:http res.end(buffer)': "Node's floor: node:http res.end(buffer)",
   'headers floor (6 × setHeader + res.end)': "headers floor: Node's floor with 6 × setHeader",
