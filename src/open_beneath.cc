@@ -64,13 +64,21 @@ struct OpenJob {
   // lookupBeneath's: the names to stat first (empty for openBeneath).
   std::string name;
   std::string dir_name;
+  // What the job found; kNotRun until Execute runs (it may not: the
+  // environment can go away first).
+  enum class Outcome {
+    kNotRun,
+    kOpened,           // `fd`, `link`
+    kFailed,           // `error`: the open's, or the stat of `name`'s (`stat_failed`)
+    kLookedElsewhere,  // lookupBeneath: the root's name names another directory; resolves null
+    kNotFile,          // lookupBeneath: no regular file, no directory; resolves { directory: false }
+    kDirectory,        // lookupBeneath: a directory; resolves { directory: true }
+  };
+  Outcome outcome = Outcome::kNotRun;
   int fd = -1;
   bool link = false;
-  bool looked_elsewhere = false;  // lookupBeneath resolves null: nothing opened
-  bool not_regular = false;       // lookupBeneath resolves { directory }: nothing opened
-  bool directory = false;
   int error = 0;
-  bool stat_failed = false;  // `error` is the stat of `name`'s, not the open's
+  bool stat_failed = false;
 };
 
 long OpenAt2(int dir_fd, const char* path, uint64_t flags) {
@@ -103,74 +111,99 @@ int OpenBeneath(int dir_fd, const char* path, bool* link, int* error) {
   return static_cast<int>(fd);
 }
 
-// lookupBeneath's stats: false, with `job->error`, `not_regular` or
-// `looked_elsewhere` set, when there is nothing to open.
+// lookupBeneath's stats: false, with the job's outcome, when there is nothing
+// to open.
 bool WorthOpening(OpenJob* job) {
+  using Outcome = OpenJob::Outcome;
   FileStatus file;
   job->error = PathStat(job->name.c_str(), &file);
   if (job->error != 0) {
     job->stat_failed = true;
+    job->outcome = Outcome::kFailed;
     return false;
   }
   if (!S_ISREG(file.mode)) {
-    job->not_regular = true;
-    job->directory = S_ISDIR(file.mode);
+    job->outcome = S_ISDIR(file.mode) ? Outcome::kDirectory : Outcome::kNotFile;
     return false;
   }
   FileStatus named;
   FileStatus dir;
   if (PathStat(job->dir_name.c_str(), &named) != 0 || FileStat(job->dir_fd, &dir) != 0 || named.dev != dir.dev ||
       named.ino != dir.ino) {
-    job->looked_elsewhere = true;
+    job->outcome = Outcome::kLookedElsewhere;
     return false;
   }
   return true;
 }
 
 void Execute(napi_env /*env*/, void* data) {
+  using Outcome = OpenJob::Outcome;
   auto* job = static_cast<OpenJob*>(data);
   if (!job->name.empty() && !WorthOpening(job)) return;
   if (openat2_missing.load(std::memory_order_relaxed)) {
     job->error = ENOSYS;
+    job->outcome = Outcome::kFailed;
     return;
   }
   job->fd = OpenBeneath(job->dir_fd, job->path.c_str(), &job->link, &job->error);
+  job->outcome = job->fd >= 0 ? Outcome::kOpened : Outcome::kFailed;
+}
+
+// lookupBeneath's { directory } for a name that is no regular file.
+napi_value KindOf(napi_env env, bool is_directory) {
+  napi_value value = nullptr;
+  napi_value directory = nullptr;
+  if (napi_create_object(env, &value) != napi_ok || napi_get_boolean(env, is_directory, &directory) != napi_ok ||
+      napi_set_named_property(env, value, "directory", directory) != napi_ok) {
+    return nullptr;
+  }
+  return value;
+}
+
+// openBeneath's and lookupBeneath's { fd, link } for an opened file.
+napi_value Opened(napi_env env, int fd, bool link) {
+  napi_value value = nullptr;
+  napi_value number = nullptr;
+  napi_value is_link = nullptr;
+  if (napi_create_object(env, &value) != napi_ok || napi_create_int32(env, fd, &number) != napi_ok ||
+      napi_get_boolean(env, link, &is_link) != napi_ok || napi_set_named_property(env, value, "fd", number) != napi_ok ||
+      napi_set_named_property(env, value, "link", is_link) != napi_ok) {
+    return nullptr;
+  }
+  return value;
 }
 
 // On the event loop, or during the environment's teardown (JS unavailable: the
 // resolve fails and the descriptor is closed here).
 void Complete(napi_env env, napi_status /*status*/, void* data) {
+  using Outcome = OpenJob::Outcome;
   auto* job = static_cast<OpenJob*>(data);
   UniqueFd fd(job->fd);
-  if (job->error == 0 && !fd.Valid() && !job->looked_elsewhere && !job->not_regular) {
-    job->error = ECANCELED;  // never ran
-  }
-  if (job->looked_elsewhere) {
-    napi_value null_value = nullptr;
-    if (napi_get_null(env, &null_value) == napi_ok) napi_resolve_deferred(env, job->deferred, null_value);
-  } else if (job->not_regular) {
-    napi_value value = nullptr;
-    napi_value directory = nullptr;
-    if (napi_create_object(env, &value) == napi_ok && napi_get_boolean(env, job->directory, &directory) == napi_ok &&
-        napi_set_named_property(env, value, "directory", directory) == napi_ok) {
-      napi_resolve_deferred(env, job->deferred, value);
-    }
-  } else if (job->error == 0) {
-    napi_value value = nullptr;
-    napi_value number = nullptr;
-    napi_value link = nullptr;
-    if (napi_create_object(env, &value) == napi_ok && napi_create_int32(env, fd.Get(), &number) == napi_ok &&
-        napi_get_boolean(env, job->link, &link) == napi_ok &&
-        napi_set_named_property(env, value, "fd", number) == napi_ok &&
-        napi_set_named_property(env, value, "link", link) == napi_ok &&
-        napi_resolve_deferred(env, job->deferred, value) == napi_ok) {
-      fd.Release();  // JS owns it now
-    }
-  } else {
-    napi_value reason = job->stat_failed ? SystemError(env, job->error, "stat", job->name.c_str())
-                                         : SystemError(env, job->error, "openat2", job->path.c_str());
-    if (reason != nullptr || napi_get_undefined(env, &reason) == napi_ok) {
-      napi_reject_deferred(env, job->deferred, reason);
+  napi_value value = nullptr;
+  switch (job->outcome) {
+    case Outcome::kOpened:
+      value = Opened(env, fd.Get(), job->link);
+      if (value != nullptr && napi_resolve_deferred(env, job->deferred, value) == napi_ok) {
+        fd.Release();  // JS owns it now
+      }
+      break;
+    case Outcome::kLookedElsewhere:
+      if (napi_get_null(env, &value) == napi_ok) napi_resolve_deferred(env, job->deferred, value);
+      break;
+    case Outcome::kNotFile:
+    case Outcome::kDirectory:
+      value = KindOf(env, job->outcome == Outcome::kDirectory);
+      if (value != nullptr) napi_resolve_deferred(env, job->deferred, value);
+      break;
+    case Outcome::kNotRun:
+    case Outcome::kFailed: {
+      const int error = job->outcome == Outcome::kNotRun ? ECANCELED : job->error;
+      value = job->stat_failed ? SystemError(env, error, "stat", job->name.c_str())
+                               : SystemError(env, error, "openat2", job->path.c_str());
+      if (value != nullptr || napi_get_undefined(env, &value) == napi_ok) {
+        napi_reject_deferred(env, job->deferred, value);
+      }
+      break;
     }
   }
   napi_delete_async_work(env, job->work);
