@@ -16,9 +16,11 @@
 //   for none), `extensions` (['html'] or ['.html']), `setHeaders(res, path,
 //   stats)`; and zcopy's own: etag, lastModified, acceptRanges, cacheControl,
 //   dotfiles, maxOpenFiles, memoryCache, maxWatches, onSent.
-// - A request path with a '..' segment (raw or percent-encoded) is refused with
-//   403: Koa routers match the raw path, so a path that normalises to a guarded
-//   prefix must not be served from below it.
+// - A request path that normalises to another is refused: Koa routers match the
+//   raw path, so a path that normalises to a guarded prefix must not be served
+//   from below it (see raw-path.js). 400 where koa-send answers 400 (an absolute
+//   path after the first slash: '//x', '/\x', raw or encoded), 403 for the
+//   others ('.', '..' and empty segments, a backslash, raw or percent-encoded).
 // - Koa presets the status to 404 before any middleware runs: a file is answered
 //   with the status zcopy means (200, 206, 304, 412, 416); on a miss the status
 //   is put back as it was.
@@ -34,12 +36,11 @@
 // - middleware.close() closes its cached file descriptors (also done when the
 //   server closes).
 
+const path = require('node:path')
 const { createStaticHandler } = require('../http/serve-static')
 const { HttpError } = require('../http/http-error')
 const { KOA_DELIVERY, answering } = require('./koa/delivery')
-
-// A '..' segment between any of the separators a decoder or a normaliser may see.
-const DOT_DOT_SEGMENT = /(?:^|\/|\\|%2f|%5c)(?:\.|%2e){2}(?:\/|\\|%2f|%5c|$)/i
+const { isNonCanonical } = require('./raw-path')
 const KOA_FLAGS = ['defer', 'format', 'hidden', 'gzip', 'brotli']
 
 function validateFlags (options) {
@@ -55,6 +56,21 @@ function extensionsOf (extensions) {
   if (extensions === undefined || extensions === false) return extensions
   if (!Array.isArray(extensions)) throw new TypeError('option extensions must be an array of strings or false')
   return extensions.map((extension) => typeof extension === 'string' ? extension.replace(/^\./, '') : extension)
+}
+
+// The status refusing a request path that normalises to another, or 0. Decoded
+// as koa-send decodes it; where what follows its first slash is an absolute path
+// (another slash, a backslash, a drive: 'C:/'), koa-send refuses it with 400. A
+// path that does not decode is the handler's 400.
+function refusalOf (rawPath) {
+  let decoded
+  try {
+    decoded = decodeURIComponent(rawPath)
+  } catch {
+    return 0
+  }
+  if (path.win32.isAbsolute(decoded.replace(/^\//, ''))) return 400
+  return isNonCanonical(decoded) ? 403 : 0
 }
 
 // koa-static's options → serveStatic's.
@@ -88,7 +104,8 @@ function serve (root, givenOptions) {
 
   // → whether a file (or 304/412/416) answered; throws an HttpError otherwise.
   async function respond (ctx) {
-    if (DOT_DOT_SEGMENT.test(ctx.path)) throw new HttpError(403)
+    const refusal = refusalOf(ctx.path)
+    if (refusal !== 0) throw new HttpError(refusal)
     const res = ctx.res
     const preset = res.statusCode
     res.statusCode = 200

@@ -1,27 +1,16 @@
 'use strict'
 
 // From a request's raw URL to the path below the static route's prefix, with the
-// guards @fastify/static puts before any file lookup. Fastify routes on the raw
-// path without normalising it, so a path that normalises to something else
-// ('/a/../deep/x', '/./deep/x', '//deep/x', '/a%2f..%2fdeep/x', a backslash) could
-// slip past a more specific route (an app's `/deep/*` guard) and still name a file
-// below it: every such path is refused (403) instead of normalised.
+// guards @fastify/static puts before any file lookup. A path that normalises to
+// something else ('/a/../deep/x', '/./deep/x', '//deep/x', '/a%2f..%2fdeep/x', a
+// backslash) is refused (403) instead of normalised (see ../raw-path.js).
 
-const path = require('node:path')
+const { isNonCanonical } = require('../raw-path')
 
 const DOT_DOT_SEGMENT = /(?:^|[\\/])\.\.(?:[\\/]|$)/
 const LEADING_DOT_DOT_SEGMENT = /^\/?\.\.(?:[\\/]|$)/
 const ENCODED_HASH_OR_QUESTION_MARK = /%(?:23|3f)/gi
 const FORBIDDEN = null
-
-// Whether `pathname` (decoded) is not what POSIX normalisation makes of it: '.' or
-// '..' segments, empty segments, a backslash (a separator for some). '' is the
-// root's own index, asked for internally.
-function isNonCanonical (pathname) {
-  if (pathname.length === 0) return false
-  if (pathname.includes('\\')) return true
-  return path.posix.normalize(pathname) !== pathname
-}
 
 // A non-leading '..' segment: normalisation would remove it, so a file is named by
 // a path a route guard never saw.
@@ -115,4 +104,4 @@ function redirectUrl (url) {
   return pathname + (pathname.endsWith('/') ? '' : '/') + parsed.search
 }
 
-module.exports = { FORBIDDEN, hasInnerDotDot, isNonCanonical, pathBelowPrefix, prefixMatcher, redirectUrl }
+module.exports = { FORBIDDEN, hasInnerDotDot, pathBelowPrefix, prefixMatcher, redirectUrl }

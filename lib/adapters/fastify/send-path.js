@@ -14,7 +14,8 @@ const { spellingBelow } = require('../../http/spelling')
 const { FST_STATIC_FORBIDDEN_PATH } = require('./errors')
 const { isListRoute, listedDirectory, sendList } = require('./dir-list')
 const { answerWithFile } = require('./reply')
-const { hasInnerDotDot, isNonCanonical, redirectUrl } = require('./request-path')
+const { isNonCanonical } = require('../raw-path')
+const { hasInnerDotDot, redirectUrl } = require('./request-path')
 
 const CODINGS = ['br', 'gzip', 'deflate']
 const SUFFIX = { br: '.br', gzip: '.gz', deflate: '.deflate' }
