@@ -32,6 +32,9 @@ const {
 // devices) rather than "the transfer failed": retried through the JS copy loop.
 // (libuv names EOPNOTSUPP, 95 on Linux, ENOTSUP.)
 const UNSUPPORTED = new Set(['EINVAL', 'ENOSYS', 'EOPNOTSUPP', 'ENOTSUP'])
+// The addon could not make its private copies of the descriptors: the process
+// (EMFILE) or the system (ENFILE) is out of them.
+const OUT_OF_DESCRIPTORS = new Set(['EMFILE', 'ENFILE'])
 
 const close = promisify(fs.close)
 
@@ -87,6 +90,9 @@ function toDescriptor (job, outFd, inFd, payload, tracker, socket = null, hold =
     releaseHold(job, hold)
     return { bytes, zeroCopy: zeroCopyAvailable }
   }, (err) => {
+    if (socket !== null && OUT_OF_DESCRIPTORS.has(err.code) && !job.aborted) {
+      return throughSocket(job, socket, hold, inFd, payload, tracker)
+    }
     if (!UNSUPPORTED.has(err.code) || tracker.bytes > 0 || job.aborted) return failed(job, socket, hold, err)
     const rest = head === null ? null : head.subarray(job.current.headWritten())
     return job.run((job) => startFallbackTransfer(outFd, inFd, start, length, tracker.report, rest, job)).then((bytes) => {
@@ -94,6 +100,22 @@ function toDescriptor (job, outFd, inFd, payload, tracker, socket = null, hold =
       return { bytes, zeroCopy: false }
     }, (err) => failed(job, socket, hold, err))
   })
+}
+
+// The rest of a socket transfer the addon could not go on with for want of
+// descriptors (it sends from the caller's ones what the socket takes at once,
+// then needs private copies to wait): through the socket's own writes, which
+// need none, instead of a cut body.
+function throughSocket (job, socket, hold, inFd, { start, length, head }, tracker) {
+  const sent = tracker.bytes
+  const headRest = head === null ? null : head.subarray(job.current.headWritten())
+  const rest = { start: start + sent, length: length - sent, head: headRest !== null && headRest.length > 0 ? headRest : null }
+  const after = { get bytes () { return tracker.bytes }, report: (bytes) => tracker.report(sent + bytes) }
+  hold.release() // the socket's writes are the transfer's now; the job is finished below
+  return toStream(job, socket, inFd, rest, after).then(({ bytes }) => {
+    releaseHold(job, hold)
+    return { bytes: sent + bytes, zeroCopy: false }
+  }, (err) => failed(job, socket, hold, err))
 }
 
 // A socket transfer ends: Node may write again, and no abort is taken after this.

@@ -576,10 +576,9 @@ bool TransferCore::SendEagerly(napi_env env) {
   if (result_.error != 0 && !moved) return false;
   const bool finished = result_.error != 0 || result_.eof || !HasWork(result_);
   if (!finished) {
-    if (int err = OpenDescriptors()) {
-      Finish(env, Outcome::kSystemError, err, "sendfile");
-      return true;
-    }
+    // No dups (EMFILE, ENFILE): the transfer fails, after what moved is
+    // accounted and reported, so that the caller can send the rest another way.
+    if (int err = OpenDescriptors()) result_.error = err;
   }
   OnChunkDone(env);
   return true;
