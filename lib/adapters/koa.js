@@ -20,7 +20,8 @@
 //   raw path, so a path that normalises to a guarded prefix must not be served
 //   from below it (see raw-path.js). 400 where koa-send answers 400 (an absolute
 //   path after the first slash: '//x', '/\x', raw or encoded), 403 for the
-//   others ('.', '..' and empty segments, a backslash, raw or percent-encoded).
+//   others ('.', '..' and empty segments, a backslash, raw or percent-encoded;
+//   a '/' or a letter, digit, '-', '.', '_' or '~' percent-encoded).
 // - Koa presets the status to 404 before any middleware runs: a file is answered
 //   with the status zcopy means (200, 206, 304, 412, 416); on a miss the status
 //   is put back as it was.
@@ -40,7 +41,7 @@ const path = require('node:path')
 const { createStaticHandler } = require('../http/serve-static')
 const { HttpError } = require('../http/http-error')
 const { KOA_DELIVERY, answering } = require('./koa/delivery')
-const { isNonCanonical } = require('./raw-path')
+const { escapesRouted, isNonCanonical } = require('./raw-path')
 const KOA_FLAGS = ['defer', 'format', 'hidden', 'gzip', 'brotli']
 
 function validateFlags (options) {
@@ -70,7 +71,7 @@ function refusalOf (rawPath) {
     return 0
   }
   if (path.win32.isAbsolute(decoded.replace(/^\//, ''))) return 400
-  return isNonCanonical(decoded) ? 403 : 0
+  return isNonCanonical(decoded) || escapesRouted(rawPath) ? 403 : 0
 }
 
 // koa-static's options → serveStatic's.

@@ -17,4 +17,20 @@ function isNonCanonical (pathname) {
   return path.posix.normalize(pathname) !== pathname
 }
 
-module.exports = { isNonCanonical }
+const ESCAPE = /%([0-9a-f]{2})/gi
+// What a route matches literally and no browser escapes: '/', and RFC 3986's
+// unreserved characters (letters, digits, '-', '.', '_', '~').
+const ROUTED = /[\w.~/-]/
+
+// Whether `rawPath` spells one of those with a percent escape ('/%73ub/x',
+// '/sub%2fdeep/x'): decoded, it names a path that a router which matches the raw
+// one (Koa's; Fastify's decodes such escapes first) never saw.
+function escapesRouted (rawPath) {
+  if (!rawPath.includes('%')) return false
+  for (const [, hex] of rawPath.matchAll(ESCAPE)) {
+    if (ROUTED.test(String.fromCharCode(Number.parseInt(hex, 16)))) return true
+  }
+  return false
+}
+
+module.exports = { escapesRouted, isNonCanonical }

@@ -30,6 +30,7 @@ beforeAll(() => {
     '.hidden': 'a dotfile',
     'deep/secret.txt': 'guarded',
     'public/x.txt': 'x',
+    'public/100% é #1.txt': 'escaped',
     'gz.txt': 'plain gz',
     'gz.txt.gz': zlib.gzipSync('plain gz'),
     'br.txt': 'plain br',
@@ -230,7 +231,9 @@ describe('behind a route guard (stricter than koa-static)', () => {
     403: ['/public/../deep/secret.txt', '/public/%2e%2e/deep/secret.txt', '/public/%2E%2E/deep/secret.txt',
       '/public/.%2e/deep/secret.txt', '/public%2f..%2fdeep/secret.txt', '/public\\..\\deep/secret.txt',
       '/./deep/secret.txt', '/%2e/deep/secret.txt', '/public//../deep/secret.txt', '/public/./../deep/secret.txt',
-      '/public\\deep/secret.txt', '/deep%2F..%2F/deep/secret.txt', '/public/x.txt/.'],
+      '/public\\deep/secret.txt', '/deep%2F..%2F/deep/secret.txt', '/public/x.txt/.',
+      // an escape a browser never makes, hiding what the guard matches
+      '/%64eep/secret.txt', '/d%65ep/secret.txt', '/deep%2fsecret.txt', '/%64%65%65%70/secret.txt', '/public/x%2etxt'],
     400: ['//deep/secret.txt', '///deep/secret.txt', '/%2Fdeep/secret.txt', '/%2f%2fdeep/secret.txt',
       '/%5Cdeep/secret.txt', '/\\deep/secret.txt', '/C:/deep/secret.txt']
   }
@@ -258,5 +261,7 @@ describe('behind a route guard (stricter than koa-static)', () => {
     }
     expect(text(await request(port, '/public/x.txt'))).toBe('x')
     expect(text(await request(port, '/world/'))).toBe('html index') // a trailing slash is canonical
+    // escapes a browser does make: a space, '%', '#', non-ASCII
+    expect(text(await request(port, '/public/100%25%20%C3%A9%20%231.txt'))).toBe('escaped')
   })
 })
