@@ -2,9 +2,10 @@
 
 // Fastify and Koa route on the raw request path, without normalising it: a path
 // that normalises to another ('/a/../deep/x', '/./deep/x', '//deep/x', a
-// backslash) could slip past an app's more specific route or guard ('/deep/*')
-// and still name a file below it. Both adapters refuse such paths instead of
-// normalising them.
+// backslash), or decodes to another where the router does not decode it first
+// ('/%64eep/x' in Koa), could slip past an app's more specific route or guard
+// ('/deep/*') and still name a file below it. The adapters refuse such paths
+// instead of normalising them.
 
 const path = require('node:path')
 
