@@ -6,7 +6,6 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import net from 'node:net'
-import path from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { makeFile, makeTempDir, removeTempDir, sha256 } from '../support/files.mjs'
 
