@@ -39,6 +39,7 @@ const { formatRatio, formatMBps, formatNumber } = require('../bin/lib/render/for
 const { renderTable } = require('../bin/lib/render/table')
 const { renderMarkdown } = require('../bin/lib/render/markdown')
 const { compileSendfileLoop, cSendfileSender } = require('./lib/c-sendfile')
+const { helpIfAsked } = require('./lib/usage')
 
 const TARGETS = [
   { text: 'zcopy throughput ≥ 2× stream', baseline: 'stream', check: (zcopy, base) => zcopy.throughput / base.throughput, min: 2 },
@@ -53,6 +54,7 @@ const TARGETS = [
 ]
 
 function parseOptions () {
+  helpIfAsked(__filename)
   const { values } = parseArgs({
     options: {
       size: { type: 'string', default: '1GiB' },

@@ -3,24 +3,56 @@
 
 const yargs = require('yargs/yargs')
 const { hideBin } = require('yargs/helpers')
-const { UsageError, failureLine } = require('./lib/usage-error')
+const { UsageError, failureLine, COMMANDS } = require('./lib/usage-error')
+const { helpWidth } = require('./lib/help-layout')
 const { version } = require('../package.json')
 
+// What the user typed, made into what yargs reads:
+// - `zcopy help [command]` is `zcopy [command] --help`;
+// - a value that starts with '-' and a digit but is no number (`--sizes -5KiB`)
+//   would be read as the short flags -5 -K -i -B: it is given to the flag
+//   before it (`--sizes=-5KiB`), whose check then says what is wrong with it.
+function normalizeArgs (args) {
+  if (args[0] === 'help') {
+    const [command, ...rest] = args.slice(1)
+    if (command === undefined) return ['--help']
+    if (!COMMANDS.includes(command)) {
+      throw new UsageError(`no help for '${command}': the commands are ${COMMANDS.join(', ')}`)
+    }
+    return [command, ...rest, '--help']
+  }
+  const out = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]
+    const previous = out[out.length - 1]
+    if (/^-\d/.test(arg) && !Number.isFinite(Number(arg)) && i > 0 && /^--?[a-z][\w-]*$/i.test(previous) && previous !== '--') {
+      out[out.length - 1] = `${previous}=${arg}`
+    } else {
+      out.push(arg)
+    }
+  }
+  return out
+}
+
 async function main (args) {
-  await yargs(args)
+  await yargs(normalizeArgs(args))
     .scriptName('zcopy')
     .usage('$0 <command> [options]\n\nMove file bytes with sendfile(2): benchmark it, serve a folder with it, or check that it works here.')
     .command(require('./commands/bench'))
     .command(require('./commands/serve'))
     .command(require('./commands/doctor'))
     .demandCommand(1, 'choose a command: bench, serve or doctor')
+    .recommendCommands()
     .strict()
     .version(version)
     .alias('v', 'version')
     .help()
     .alias('h', 'help')
-    .wrap(Math.min(100, process.stdout.columns || 100))
+    .epilog("A command's options: zcopy help <command> (or zcopy <command> --help).")
+    .wrap(helpWidth())
     .fail((message, error) => {
+      const suggestion = message && /^Did you mean (\S+)\?$/.exec(message)
+      if (suggestion) message = `unknown command '${args[0]}': did you mean ${suggestion[1]}?`
       throw message ? new UsageError(message) : error
     })
     .parseAsync()

@@ -53,6 +53,7 @@ const { KINDS, FLOORS, OPT_IN, startServer } = require('./server')
 const { formatNumber } = require('./stats')
 const { BYTES, REQUESTS, printTables, formatCpu, ZCOPY } = require('./table')
 const { startZcopyServe } = require('./zcopy-serve')
+const { helpIfAsked } = require('../lib/usage')
 
 const CONNECTIONS = 16
 const MAX_WORKERS = 16
@@ -66,6 +67,7 @@ function usage (message) {
 }
 
 function options () {
+  helpIfAsked(__filename)
   let values
   try {
     ({ values } = parseArgs({

@@ -13,6 +13,7 @@ const { COLUMNS, NARROW } = require('../lib/render/columns')
 const { renderTable } = require('../lib/render/table')
 const { renderMarkdown } = require('../lib/render/markdown')
 const { renderSvg } = require('../lib/render/svg')
+const { renderExamples } = require('../lib/help-layout')
 
 const DEFAULT_SIZES = '4KiB,1MiB,64MiB'
 const DEFAULT_DURATION = 1
@@ -23,6 +24,13 @@ of CPU per GiB moved (user and system for the whole process, mainThread for the 
 peakRss in bytes; ratio is the throughput over the baseline method's for the same mode and size \
 (in the same round). With --rounds N > 1 every figure is the median of the N rounds, and \
 throughputRange and ratioRange give their { min, max }.`
+
+const EXAMPLES = [
+  ['$0 bench', `every mode at ${DEFAULT_SIZES}, ${DEFAULT_DURATION} s each`],
+  ['$0 bench --mode socket --sizes 1GiB --iterations 5', 'five 1 GiB transfers to a TCP sink per method'],
+  ['$0 bench --mode file --sizes 1MiB --rounds 9 --baseline copyFile', 'zcopy over fs.copyFile, median of 9 rounds'],
+  ['$0 bench --json > results.json', 'machine-readable results']
+]
 
 exports.command = 'bench'
 exports.describe = 'Compare zcopy with fs.createReadStream().pipe() on temporary files'
@@ -39,7 +47,7 @@ exports.builder = yargs => yargs
       describe: 'File sizes, comma-separated (B, KiB, MiB, GiB; KB, MB, GB are powers of 1000)',
       type: 'string',
       default: DEFAULT_SIZES,
-      coerce: parseSizeList
+      coerce: (text) => parseSizeList(text, 'sizes')
     },
     duration: {
       describe: `Seconds to measure each method at each size [default: ${DEFAULT_DURATION}]`,
@@ -77,16 +85,27 @@ exports.builder = yargs => yargs
   })
   .conflicts('duration', 'iterations')
   .conflicts('json', 'markdown')
-  .example('$0 bench', `every mode at ${DEFAULT_SIZES}, ${DEFAULT_DURATION} s each`)
-  .example('$0 bench --mode socket --sizes 1GiB --iterations 5', 'five 1 GiB transfers to a TCP sink per method')
-  .example('$0 bench --mode file --sizes 1MiB --rounds 9 --baseline copyFile', 'zcopy over fs.copyFile, median of 9 rounds')
-  .example('$0 bench --json > results.json', 'machine-readable results')
-  .epilog(EPILOG)
+  .epilog(`${renderExamples(EXAMPLES)}\n\n${EPILOG}`)
 
+// Before the run, not after it: a target that cannot be written would lose the
+// results of the whole benchmark.
 function checkSvgTarget (file) {
-  const dir = path.dirname(path.resolve(file))
+  const target = path.resolve(file)
+  const dir = path.dirname(target)
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new UsageError(`cannot write --svg ${file}: no such folder ${dir}`)
+  }
+  let stats = null
+  try {
+    stats = fs.statSync(target)
+  } catch {}
+  if (stats && stats.isDirectory()) {
+    throw new UsageError(`cannot write --svg ${file}: it is a folder (give a file name, like ${path.join(file, 'bench.svg')})`)
+  }
+  try {
+    fs.accessSync(stats ? target : dir, fs.constants.W_OK)
+  } catch (error) {
+    throw new UsageError(`cannot write --svg ${file}: ${error.code === 'EACCES' || error.code === 'EROFS' ? 'permission denied' : error.code}`)
   }
 }
 

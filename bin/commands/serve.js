@@ -12,6 +12,7 @@ const { listenPort } = require('../lib/serve/listen-port')
 const { openUrl } = require('../lib/serve/open')
 const { examples, options, resolveOptions } = require('../lib/serve/options')
 const { isWorker, runPrimary, runWorker } = require('../lib/serve/workers')
+const { renderExamples } = require('../lib/help-layout')
 
 exports.command = 'serve [dir]'
 exports.describe = 'Serve a folder over HTTP with zcopy (serveStatic)'
@@ -20,7 +21,7 @@ exports.builder = yargs => {
   yargs
     .positional('dir', { describe: 'The folder to serve', type: 'string', default: '.' })
     .options(options)
-  for (const [command, description] of examples) yargs.example(command, description)
+  yargs.epilog(renderExamples(examples))
   return yargs
 }
 

@@ -24,6 +24,7 @@ const SIZE = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i
 // '4KiB' → 4096, '1MB' → 1000000, '512' → 512. Binary units for KiB/MiB/GiB
 // (and the bare K/M/G), decimal for KB/MB/GB. Whole bytes, at least one.
 function parseSize (text) {
+  if (/^\s*-/.test(String(text))) throw new UsageError(`invalid size '${text}' (a size cannot be negative)`)
   const match = SIZE.exec(String(text).trim())
   const multiplier = match && UNITS[match[2].toUpperCase()]
   if (!multiplier) {
@@ -36,10 +37,16 @@ function parseSize (text) {
 }
 
 // '4KiB,1MiB' → [4096, 1048576], duplicates dropped, order kept.
-function parseSizeList (text) {
-  const items = String(text).split(',').map(item => item.trim())
-  if (items.some(item => item === '')) throw new UsageError(`invalid size list '${text}'`)
-  return [...new Set(items.map(parseSize))]
+// A bad list names the flag it came from (`--sizes: invalid size '-5KiB' ...`).
+function parseSizeList (text, flag = 'sizes') {
+  try {
+    const items = String(text).split(',').map(item => item.trim())
+    if (items.some(item => item === '')) throw new UsageError(`invalid size list '${text}'`)
+    return [...new Set(items.map(item => parseSize(item)))]
+  } catch (error) {
+    if (error instanceof UsageError) error.message = `--${flag}: ${error.message}`
+    throw error
+  }
 }
 
 // 4096 → '4 KiB', 1536 → '1.5 KiB', 1000 → '1000 B'.

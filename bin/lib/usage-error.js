@@ -20,4 +20,4 @@ function failureLine (error, args = []) {
   return `zcopy: ${message} (see 'zcopy${command ? ` ${command}` : ''} --help')`
 }
 
-module.exports = { UsageError, failureLine }
+module.exports = { UsageError, failureLine, COMMANDS }

@@ -5,8 +5,14 @@ const { UsageError } = require('./usage-error')
 // yargs `coerce` functions: each returns the checked value or throws a
 // UsageError naming the option.
 
+// `--port=` (nothing after the '='): refused, not read as Number('') = 0.
+function requireValue (name, value) {
+  if (String(value).trim() === '') throw new UsageError(`--${name} needs a value, got nothing`)
+}
+
 function positiveNumber (name) {
   return value => {
+    requireValue(name, value)
     const number = Number(value)
     if (!Number.isFinite(number) || number <= 0) {
       throw new UsageError(`--${name} must be a positive number, got '${value}'`)
@@ -17,6 +23,7 @@ function positiveNumber (name) {
 
 function integerInRange (name, min, max) {
   return value => {
+    requireValue(name, value)
     const number = Number(value)
     if (!Number.isInteger(number) || number < min || number > max) {
       throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got '${value}'`)
