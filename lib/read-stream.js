@@ -9,6 +9,7 @@ const { once } = require('node:events')
 const { pipeFile } = require('./pipe-file')
 const { classifyDestination, supportsZeroCopy } = require('./destination')
 const { validateAbortSignal } = require('./validate')
+const { invalidArgValue } = require('./errors')
 
 const DESTINATION_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'EPIPE', 'ECONNRESET'])
 
@@ -19,7 +20,15 @@ class ZeroCopyReadStream extends fs.ReadStream {
   constructor (path, options) {
     // Node's Readable takes any object with `aborted` and fails later, in a way
     // nobody can catch, when it has no addEventListener: refused here instead.
-    if (options !== null && typeof options === 'object') validateAbortSignal('options.signal', options.signal)
+    if (options !== null && typeof options === 'object') {
+      validateAbortSignal('options.signal', options.signal)
+      // Node before 22.13 (and 20.x before 20.19) turns a symbol or a null-prototype
+      // object into a string to check it, and throws a TypeError without a code;
+      // later releases refuse every non-string as Node does here.
+      if (options.encoding && typeof options.encoding !== 'string') {
+        throw invalidArgValue('encoding', options.encoding, 'is invalid encoding')
+      }
+    }
     super(path, options)
     this.#customFs = typeof options === 'object' && options !== null && options.fs !== undefined
   }

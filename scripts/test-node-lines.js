@@ -15,7 +15,9 @@
 // (process.execPath or `node`) run on that line too; test/node-line.test.mjs
 // checks it.
 //
-// Usage: node scripts/test-node-lines.js [--lines current,22,24,26] [vitest args]
+// Usage: node scripts/test-node-lines.js [--lines current,20,22,24,26,22.12.0] [vitest args]
+// A line (22) selects every pinned release of it (floor and recent; for the
+// current Node's line, the current Node too), a version (20.19.0) that release.
 // The vitest args (a file filter, -t NAME) are passed to every run.
 
 const { spawnSync } = require('node:child_process')
@@ -24,9 +26,18 @@ const os = require('node:os')
 const path = require('node:path')
 const { fetchPackage } = require('./registry-fetch')
 
+// Each line at its floor (the oldest release the suite passes on, which
+// package.json's `engines` names: test/dist/engines.test.mjs checks that they
+// agree) and at a recent release. Line 20's recent release is the Node that runs
+// `npm test` here (20.20.2). Below the floors: vitest 4's Vite needs 20.19 / 22.12
+// (require of ES modules); see docs/install.md.
 const LINES = [
+  { line: '20', version: '20.19.0', floor: true, integrity: 'sha512-HzVYgEgabV/n3nP2F9mcxS0Nxgg99jynX9CMovakLmSYTuTdQRbbtw0yadY8+qKcqXfiDAtb2hmtR7nDPzclGA==' },
+  { line: '22', version: '22.12.0', floor: true, integrity: 'sha512-4khrFzyJU/IdeFo3m5vByubF9TkuPHJzJbKyOWtJp6tXofuNEV+t+d4w6+i9tSYJIjlaZIv8Xbm8hlL5UXIBaQ==' },
   { line: '22', version: '22.23.3', integrity: 'sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==' },
+  { line: '24', version: '24.0.0', floor: true, integrity: 'sha512-+KpEGmZygQN9RNlRKFP4+Y5UewA3lYmxPsuEwYEkU3sweSCFUvUVdIz+6GORYgVl1bdEFJR2xH2Y4HNM9j08Bw==' },
   { line: '24', version: '24.21.0', integrity: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==' },
+  { line: '26', version: '26.0.0', floor: true, integrity: 'sha512-shErYZlvlAWQ1bOJEJyCPnF035NiPBnItTbUQZnn87dO0NKZ/o3tQ7ALrlRDdfUsfIozu8BD5l2fk+ma4ho4NA==' },
   { line: '26', version: '26.10.0', integrity: 'sha512-OmAztarr1gK4PD+sNyoku4N5Q40d8eqMuLjNa/zRvxF33aCsVKVIQLs4V5HYPWSWWlMiTdkmbZE/6Phigma0hw==' }
 ]
 
@@ -88,18 +99,18 @@ function main () {
   const { wanted, vitestArgs } = parseArgs(process.argv.slice(2))
   const want = (line) => !wanted || wanted.includes(line)
   const runs = []
-  if (want('current') || want(currentLine)) runs.push({ line: currentLine, version: process.versions.node, node: process.execPath })
-  const others = LINES.filter((l) => l.line !== currentLine && want(l.line))
+  if (want('current') || want(currentLine) || want(process.versions.node)) runs.push({ line: currentLine, version: process.versions.node, node: process.execPath })
+  const others = LINES.filter((l) => l.version !== process.versions.node && (want(l.line) || want(l.version)))
   if (process.platform === 'linux' && process.arch === 'x64') {
     for (const l of others) runs.push({ ...l })
   } else if (others.length) {
     console.log(`Node ${others.map((l) => l.line).join(', ')}: skipped, the pinned binaries are linux-x64 only (this is ${process.platform}-${process.arch})`)
   }
-  const skippedSame = LINES.find((l) => l.line === currentLine)
-  if (skippedSame && want(currentLine)) console.log(`Node ${currentLine}: the current Node (v${process.versions.node}) stands for the pinned v${skippedSame.version}`)
+  const skippedSame = LINES.find((l) => l.version === process.versions.node)
+  if (skippedSame && want(currentLine)) console.log(`Node ${currentLine}: the current Node stands for the pinned v${skippedSame.version}`)
 
   if (runs.length === 0) {
-    console.error(`No Node line to run: --lines takes current, ${currentLine}, ${LINES.map((l) => l.line).join(', ')}`)
+    console.error(`No Node line to run: --lines takes current, ${currentLine}, ${[...new Set(LINES.map((l) => l.line))].join(', ')} or a pinned version (${LINES.map((l) => l.version).join(', ')})`)
     process.exit(2)
   }
 
@@ -143,4 +154,6 @@ function main () {
   process.exitCode = all.length && all.every((r) => r.ok) ? 0 : 1
 }
 
-main()
+if (require.main === module) main()
+
+module.exports = { LINES }
