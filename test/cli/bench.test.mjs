@@ -161,6 +161,9 @@ describe('zcopy bench output formats', () => {
     const { code, stdout } = await bench(['--mode', 'socket', '--sizes', '8KiB', '--iterations', '2', '--markdown', '--svg', svg])
     expect(code).toBe(0)
     const lines = stdout.trimEnd().split('\n')
+    // Issue 50, item 6: the table names the commit it measured (run from a checkout).
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
+    expect(lines[0]).toMatch(new RegExp(` · zcopy [^ ]+ \\(commit ${head}(-dirty)?\\) · `))
     expect(lines[2]).toMatch(/^\| mode \| size \| method \| MB\/s \|.*\| vs stream \|$/)
     expect(lines[3]).toMatch(/^\| --- \| ---: \| --- \| ---: \|/)
     expect(lines.slice(4).map(line => line.split(' | ').slice(0, 3).join(' '))).toEqual(['| socket 8 KiB zcopy', '| socket 8 KiB stream'])

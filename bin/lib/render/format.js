@@ -18,7 +18,7 @@ function describeMachine (machine) {
     `${machine.os} ${machine.arch}`,
     `${machine.cpus} × ${machine.cpuModel}`,
     `Node ${machine.node}`,
-    `zcopy ${machine.zcopy}`,
+    machine.commit ? `zcopy ${machine.zcopy} (commit ${machine.commit})` : `zcopy ${machine.zcopy}`,
     `zero-copy ${machine.zeroCopy ? 'on' : 'off (stream fallback)'}`
   ].join(' · ')
 }
