@@ -15,9 +15,9 @@
 // (process.execPath or `node`) run on that line too; test/node-line.test.mjs
 // checks it.
 //
-// Usage: node scripts/test-node-lines.js [--lines current,20,22,24,26,22.12.0] [vitest args]
+// Usage: node scripts/test-node-lines.js [--lines current,20,22,24,26,22.5.0] [vitest args]
 // A line (22) selects every pinned release of it (floor and recent; for the
-// current Node's line, the current Node too), a version (20.19.0) that release.
+// current Node's line, the current Node too), a version (20.17.0) that release.
 // The vitest args (a file filter, -t NAME) are passed to every run.
 
 const { spawnSync } = require('node:child_process')
@@ -29,11 +29,11 @@ const { fetchPackage } = require('./registry-fetch')
 // Each line at its floor (the oldest release the suite passes on, which
 // package.json's `engines` names: test/dist/engines.test.mjs checks that they
 // agree) and at a recent release. Line 20's recent release is the Node that runs
-// `npm test` here (20.20.2). Below the floors: vitest 4's Vite needs 20.19 / 22.12
-// (require of ES modules); see docs/install.md.
+// `npm test` here (20.20.2). The floors are where path.matchesGlob arrived
+// (zcopy/fastify's globIgnore); see docs/testing.md.
 const LINES = [
-  { line: '20', version: '20.19.0', floor: true, integrity: 'sha512-HzVYgEgabV/n3nP2F9mcxS0Nxgg99jynX9CMovakLmSYTuTdQRbbtw0yadY8+qKcqXfiDAtb2hmtR7nDPzclGA==' },
-  { line: '22', version: '22.12.0', floor: true, integrity: 'sha512-4khrFzyJU/IdeFo3m5vByubF9TkuPHJzJbKyOWtJp6tXofuNEV+t+d4w6+i9tSYJIjlaZIv8Xbm8hlL5UXIBaQ==' },
+  { line: '20', version: '20.17.0', floor: true, integrity: 'sha512-8yrkm+K7C4t4+zqJ/aGkT8J6O/+S5h8FFc60s84KFZUuVhc8T4zbppesPyo+Xx+5qnCQGZszgC91WQ1MOFUmcw==' },
+  { line: '22', version: '22.5.0', floor: true, integrity: 'sha512-x43VzbyI295Zqllx9GqRh9YR2I+c5OyE+LSpRfs76hZUULSa4wtj/j62vLA5xNkLMJzw6N36HjQwBkt2yWR9+g==' },
   { line: '22', version: '22.23.3', integrity: 'sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==' },
   { line: '24', version: '24.0.0', floor: true, integrity: 'sha512-+KpEGmZygQN9RNlRKFP4+Y5UewA3lYmxPsuEwYEkU3sweSCFUvUVdIz+6GORYgVl1bdEFJR2xH2Y4HNM9j08Bw==' },
   { line: '24', version: '24.21.0', integrity: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==' },
@@ -110,7 +110,7 @@ function main () {
   if (skippedSame && want(currentLine)) console.log(`Node ${currentLine}: the current Node stands for the pinned v${skippedSame.version}`)
 
   if (runs.length === 0) {
-    console.error(`No Node line to run: --lines takes current, ${currentLine}, ${[...new Set(LINES.map((l) => l.line))].join(', ')} or a pinned version (${LINES.map((l) => l.version).join(', ')})`)
+    console.error(`No Node line to run: --lines takes current, ${[...new Set([currentLine, ...LINES.map((l) => l.line)])].join(', ')} or a pinned version (${LINES.map((l) => l.version).join(', ')})`)
     process.exit(2)
   }
 
