@@ -110,6 +110,15 @@ function openCompressed (req, located, options, cache) {
     })
   }
   if (variant === null) return plain()
+  if (wanted !== null) {
+    // A better coding than the one sent is wanted: made from the file's entry,
+    // when the cache has it open (a remembered file is its entry).
+    const source = cache.take(located.path, located.stat, scope)
+    if (source !== null) {
+      store.want(source, wanted)
+      cache.release(source)
+    }
+  }
   const copied = copiesBody(req)
   const answer = (entry) => {
     if (entry.headers !== variant.headers) entry.headers = variant.headers
