@@ -171,8 +171,10 @@ test('under a client fetching while the file changes, every body is one whole ve
   })()
   const kinds = Object.values(CHANGES)
   for (let i = 1; i < versions.length; i++) {
-    await until(() => answers >= i * 6, 'answers')
-    await serve.compressed()
+    // Each version is sent compressed before it changes.
+    const made = serve.stats().compressed.made
+    const served = serve.stats().compressed.served
+    await until(() => serve.stats().compressed.made > made && serve.stats().compressed.served > served && answers >= i * 6, 'a variant of this version sent')
     kinds[i % kinds.length](file, versions[i])
     current = i
   }
@@ -181,7 +183,7 @@ test('under a client fetching while the file changes, every body is one whole ve
   await client
   expect(wrong).toBe(0)
   expect(stale).toBe(0)
-  expect(serve.stats().compressed.made).toBeGreaterThan(3)
+  expect(serve.stats().compressed.made).toBeGreaterThanOrEqual(versions.length - 1)
 })
 
 test('a link out of the root is never compressed nor sent, even where a compressed file was', async () => {
