@@ -25,6 +25,7 @@
 // - Disk full, read-only or missing folder, a compression error: that file is
 //   sent as it is, one warning is emitted (per store), nothing is left behind.
 
+const fs = require('node:fs')
 const path = require('node:path')
 const fsp = require('node:fs/promises')
 const Negotiator = require('negotiator')
@@ -392,13 +393,13 @@ function memoryEntry (record, variant) {
 
 function readAt (fd, buffer, offset, length) {
   return new Promise((resolve, reject) => {
-    require('node:fs').read(fd, buffer, offset, length, offset, (err, n) => err ? reject(err) : resolve(n))
+    fs.read(fd, buffer, offset, length, offset, (err, n) => err ? reject(err) : resolve(n))
   })
 }
 
 function fstatOf (fd) {
   return new Promise((resolve, reject) => {
-    require('node:fs').fstat(fd, (err, stat) => err ? reject(err) : resolve(stat))
+    fs.fstat(fd, (err, stat) => err ? reject(err) : resolve(stat))
   })
 }
 
