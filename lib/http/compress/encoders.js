@@ -1,7 +1,8 @@
 'use strict'
 
-// The codings zcopy compresses into, each with the level it uses, made with
-// zlib's asynchronous API (on libuv's thread pool, never on the event loop).
+// The codings zcopy compresses into, each with the level it uses. They run on
+// the compression threads (./worker.js, ./background.js); encode() here, zlib's
+// asynchronous API on libuv's pool, is the fallback where no thread can start.
 //
 // Levels: the best ratio that is affordable once per file. Measured on a 212 KiB
 // JavaScript bundle (docs/benchmarks.md): brotli 11 gives 41.2 KB for ~960 ms of

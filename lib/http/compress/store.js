@@ -13,9 +13,10 @@
 //   fstat'ed again after the read, and the record must still be current when
 //   the variant is done.
 // - The first request for a file is answered with the file itself; the coding
-//   it prefers is queued, and `concurrency` compressions run at once (zlib's
-//   async API, on the thread pool), so a burst of new files waits in the queue,
-//   never in front of requests, and leaves the rest of the pool free.
+//   it prefers is queued, and `concurrency` compressions run at once, on
+//   threads of their own at nice 19 (./background.js: not on the event loop,
+//   not on libuv's pool), so a burst of new files waits in the queue, never in
+//   front of requests, and takes only the CPU the requests leave.
 // - A variant of up to 64 KiB is kept in memory, within the open-file cache's
 //   `memoryCache` bytes (shared with its small files); a larger one (or one that
 //   does not fit there) is written to the store's own folder (./cache-dir) and
@@ -30,7 +31,7 @@ const path = require('node:path')
 const fsp = require('node:fs/promises')
 const Negotiator = require('negotiator')
 const { makeStoreDir, writeAtomically } = require('./cache-dir')
-const { encode } = require('./encoders')
+const { compress } = require('./background')
 const { compressibleByName } = require('./types')
 const { contentTypeOf } = require('../headers')
 const { etagOf, lastModifiedOf } = require('./variant-headers')
@@ -198,7 +199,7 @@ class VariantStore {
       this.cache.release(entry)
     }
     if (after === null || !sameFile(after, record.stat) || record.dropped) return this.discard()
-    const out = await encode(encoding, source)
+    const out = await compress(encoding, source, this.config.concurrency)
     if (record.dropped || this.closed) return this.discard()
     if (out.length > size * (1 - MIN_SAVING)) {
       record.refused.add(encoding) // not worth it: the file is sent as it is
