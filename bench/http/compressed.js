@@ -7,7 +7,11 @@
 // (/proc) and the bytes per response on the wire (wrk's bytes read / requests,
 // head included), with ratios to a reference.
 //
-//   node bench/http/compressed.js [--rounds 3] [--seconds 3] [--connections 16] [--only a,b]
+//   node bench/http/compressed.js [--rounds 3] [--seconds 3] [--connections 16] [--only a,b] [--size BYTES]
+//
+// --size: another bundle size (212 KiB by default: its br variant, 41 KB, is
+// answered from memory; above ~320 KiB the variant is over 64 KiB and goes by
+// sendfile from the cache folder).
 //
 // Servers (each one process; a missing one is skipped with a note):
 //   zcopy-serve          zcopy serve (defaults: compress on), folder WITHOUT siblings
@@ -41,7 +45,7 @@ const ACCEPT = 'gzip, deflate, br'
 const ZCOPY = path.join(__dirname, '..', '..', 'bin', 'zcopy.js')
 
 function args () {
-  const out = { rounds: 3, seconds: 3, connections: 16, warmUp: 3, only: null }
+  const out = { rounds: 3, seconds: 3, connections: 16, warmUp: 3, only: null, size: undefined }
   const argv = process.argv.slice(2)
   for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i].replace(/^--/, '')
@@ -52,14 +56,14 @@ function args () {
   return out
 }
 
-function prepare () {
+function prepare (size) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-bench-compressed-'))
   fs.chmodSync(base, 0o755) // nginx's and caddy's workers may not be root
   const plain = path.join(base, 'plain')
   const siblings = path.join(base, 'siblings')
   fs.mkdirSync(plain)
   fs.mkdirSync(siblings)
-  const bundle = makeBundle()
+  const bundle = makeBundle(size)
   fs.writeFileSync(path.join(plain, 'bundle.js'), bundle)
   fs.writeFileSync(path.join(siblings, 'bundle.js'), bundle)
   fs.writeFileSync(path.join(siblings, 'bundle.js.br'), zlib.brotliCompressSync(bundle, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bundle.length } }))
@@ -221,7 +225,7 @@ async function measureOne (name, folders, options) {
 
 async function main () {
   const options = args()
-  const folders = prepare()
+  const folders = prepare(options.size)
   const names = Object.keys(SERVERS).filter((name) => options.only === null || options.only.includes(name))
   const skipped = []
   const runnable = names.filter((name) => {
