@@ -5,7 +5,7 @@
 // negotiation, headers (Vary, ETag per representation, Content-Length), ranges,
 // conditionals, HEAD, determinism, bounds, failures, options.
 
-import { chmod, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import http2 from 'node:http2'
 import https from 'node:https'
@@ -308,15 +308,22 @@ describe('sendFile({ compress })', () => {
 })
 
 describe('the cache folder', () => {
-  test('a base folder that is a symbolic link, or open to others, is not written into', async () => {
+  test('a base folder that is a symbolic link, writable by others, or another user\'s, is not written into', async () => {
     const elsewhere = await mkdtemp(join(tmpdir(), 'zcopy-elsewhere-'))
     const linked = join(root, '..', `${root.split('/').pop()}-link`)
     const open = join(root, '..', `${root.split('/').pop()}-open`)
+    const theirs = join(root, '..', `${root.split('/').pop()}-theirs`)
     await symlink(elsewhere, linked)
     await mkdir(open)
     await chmod(open, 0o777)
+    const bases = [linked, open]
+    if (process.getuid() === 0) { // root can make a folder another user's (nobody's)
+      await mkdir(theirs, { mode: 0o700 })
+      await chown(theirs, 65534, 65534)
+      bases.push(theirs)
+    }
     try {
-      for (const base of [linked, open]) {
+      for (const base of bases) {
         const s = await serverFor(root, { compress: { cacheDir: base }, memoryCache: 0 })
         await s.get('/huge.js', 'br')
         await s.serve.compressed()
@@ -325,11 +332,13 @@ describe('the cache folder', () => {
         expect(used.startsWith(base + '/')).toBe(false)
         expect(await readdir(elsewhere)).toEqual([])
         expect(await readdir(open)).toEqual([])
+        if (bases.includes(theirs)) expect(await readdir(theirs)).toEqual([])
         await s.close()
         expect(existsSync(used)).toBe(false)
       }
     } finally {
       await rm(linked, { force: true })
+      await rm(theirs, { recursive: true, force: true })
       await rm(open, { recursive: true, force: true })
       await rm(elsewhere, { recursive: true, force: true })
     }
@@ -337,7 +346,8 @@ describe('the cache folder', () => {
 
   test('folders of processes that are gone are removed at start; the own one is private and removed at close', async () => {
     const base = join(root, '..', `${root.split('/').pop()}-stale`)
-    await mkdir(base, { mode: 0o700 })
+    await mkdir(base)
+    await chmod(base, 0o755) // readable by others is fine: what is inside is 0700
     await mkdir(join(base, 'v-2147483646-abcdef'))
     await writeFile(join(base, 'v-2147483646-abcdef', 'x.br'), 'old')
     const s = await serverFor(root, { compress: { cacheDir: base }, memoryCache: 0 })
@@ -345,6 +355,7 @@ describe('the cache folder', () => {
       await s.get('/huge.js', 'gzip')
       await s.serve.compressed()
       const dir = s.serve.stats().compressed.cacheDir
+      expect(dir.startsWith(base + '/v-')).toBe(true)
       expect(existsSync(join(base, 'v-2147483646-abcdef'))).toBe(false)
       expect((await stat(dir)).mode & 0o777).toBe(0o700)
       expect((await s.get('/huge.js', 'gzip')).headers['content-encoding']).toBe('gzip')

@@ -4,8 +4,8 @@
 // folder (/tmp is writable by every user):
 // - the base folder (one per user by default) is created with mode 0700; one
 //   that is there already is used only if it is a real directory (not a
-//   symbolic link), owned by this user and open to nobody else. Otherwise (say,
-//   another user made it first) a fresh private one is made with mkdtemp;
+//   symbolic link), owned by this user and writable by nobody else. Otherwise
+//   (say, another user made it first) a fresh private one is made with mkdtemp;
 // - each store writes below it in a folder of its own, `v-<pid>-<random>`,
 //   created by mkdir (which fails rather than reuse anything) with mode 0700;
 //   the folders of processes that are gone are removed first (stale entries
@@ -21,9 +21,11 @@ const path = require('node:path')
 
 const PREFIX = 'v-'
 
-function ownerOk (stat) {
+// A directory (not a link) of this user's that nobody else may write to
+// (`private`: nor read).
+function ownerOk (stat, { private: closed = false } = {}) {
   const uid = typeof process.getuid === 'function' ? process.getuid() : stat.uid
-  return stat.isDirectory() && stat.uid === uid && (stat.mode & 0o077) === 0
+  return stat.isDirectory() && stat.uid === uid && (stat.mode & (closed ? 0o077 : 0o022)) === 0
 }
 
 // → Promise of a base folder that is this user's own: `base` when it is safe.
@@ -70,7 +72,7 @@ async function makeStoreDir (base) {
   const dir = path.join(safe.base, `${PREFIX}${process.pid}-${crypto.randomBytes(6).toString('hex')}`)
   await fsp.mkdir(dir, { mode: 0o700 })
   const stat = await fsp.lstat(dir)
-  if (!ownerOk(stat)) throw new Error(`${dir} is not a private folder of this user`)
+  if (!ownerOk(stat, { private: true })) throw new Error(`${dir} is not a private folder of this user`)
   return { dir, base: safe.base, replaced: safe.replaced, stale }
 }
 

@@ -26,6 +26,7 @@
 // - Disk full, read-only or missing folder, a compression error: that file is
 //   sent as it is, one warning is emitted (per store), nothing is left behind.
 
+const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
 const fsp = require('node:fs/promises')
@@ -235,7 +236,8 @@ class VariantStore {
       variant.record.refused.add(variant.encoding)
       return false
     }
-    const name = `${variant.record.stat.dev}-${variant.record.stat.ino}-${Math.round(variant.record.stat.ctimeMs * 1000)}${SUFFIX[variant.encoding]}`
+    const { stat } = variant.record
+    const name = `${crypto.createHash('sha256').update(variant.record.path).digest('hex').slice(0, 16)}-${stat.dev}-${stat.ino}-${Math.round(stat.ctimeMs * 1000)}${SUFFIX[variant.encoding]}`
     const file = path.join(dir, name)
     variant.stat = await writeAtomically(file, out)
     variant.path = file
