@@ -44,7 +44,7 @@ test('by default: identity first, then br from the variant; one line at start; t
     const { stdout } = await server.stop()
     const cacheBase = path.join(os.tmpdir(), `zcopy-variants-${process.getuid()}`)
     expect(stdout.split('\n').filter((line) => line.includes('compressing text files'))).toEqual([
-      `  compressing text files once each (br, gzip), in the background; larger results kept in ${cacheBase} (--no-compress: off)`
+      `  compressing text files once each (${['br', ...(typeof zlib.zstdCompress === 'function' ? ['zstd'] : []), 'gzip'].join(', ')}), in the background; larger results kept in ${cacheBase} (--no-compress: off)`
     ])
     expect(stdout).toMatch(new RegExp(`GET /app.js 200 ${answer.body.length} B \\d+\\.\\d ms (memory|zero-copy|stream) br\\n`))
     // Its own folder is gone with it.

@@ -70,6 +70,7 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'zcopy-compress-'))
   cacheDir = join(root, '..', `${root.split('/').pop()}-cache`)
   await writeFile(join(root, 'app.js'), BIG)
+  await writeFile(join(root, 'zs.js'), BIG)
   await writeFile(join(root, 'huge.js'), HUGE)
   await writeFile(join(root, 'small.css'), SMALL)
   await writeFile(join(root, 'tiny.txt'), 'tiny text\n'.repeat(50)) // 500 bytes: below the threshold
@@ -132,6 +133,18 @@ describe('serveStatic({ compress: true })', () => {
     expect(none.headers.vary).toBe('Accept-Encoding') // identity too
     expect((await s.get('/data.json', 'deflate')).headers['content-encoding']).toBeUndefined()
     expect((await s.get('/data.json', '*')).headers['content-encoding']).toBe('br')
+  })
+
+  test.skipIf(typeof zlib.zstdCompress !== 'function')('zstd where this Node\'s zlib has it: after br, before gzip', async () => {
+    await s.get('/zs.js', 'zstd')
+    await s.serve.compressed()
+    const zstd = await s.get('/zs.js', 'zstd')
+    expect(zstd.headers['content-encoding']).toBe('zstd')
+    expect(decode(zstd).equals(BIG)).toBe(true)
+    expect((await s.get('/zs.js', 'gzip, zstd')).headers['content-encoding']).toBe('zstd')
+    await s.get('/zs.js', 'br, zstd')
+    await s.serve.compressed()
+    expect((await s.get('/zs.js', 'zstd, br')).headers['content-encoding']).toBe('br')
   })
 
   test('not compressed: below the threshold, a type that is compressed already; no Vary then', async () => {
