@@ -236,6 +236,13 @@ function deliveryOf (options) {
   return options.delivery || RESPONSE
 }
 
+// `err` (412, 416) is answered without the file's body: the Content-Encoding
+// of a sibling or variant set for it does not describe the error's body.
+function bodyless (res, encoding, err) {
+  if (encoding !== null) res.removeHeader('Content-Encoding')
+  return err
+}
+
 // Status and headers, then the body: the promise of its delivery; what was sent
 // from memory; or null when there is no body (HEAD, 304, an empty range).
 function answer (req, res, file, options, delivery) {
@@ -243,7 +250,7 @@ function answer (req, res, file, options, delivery) {
   if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
   const present = setFileHeaders(res, { file: entry, typePath, encoding, vary }, options)
   if (isConditional(req)) {
-    if (preconditionFailed(req, res)) throw httpError(412)
+    if (preconditionFailed(req, res)) throw bodyless(res, encoding, httpError(412))
     if (notModified(req, res)) {
       removeContentHeaders(res)
       res.statusCode = 304
@@ -252,7 +259,12 @@ function answer (req, res, file, options, delivery) {
     }
   }
   const size = entry.stat.size
-  const range = selectRange(req, res, size, options.acceptRanges)
+  let range
+  try {
+    range = selectRange(req, res, size, options.acceptRanges)
+  } catch (err) {
+    throw bodyless(res, encoding, err)
+  }
   const length = range.end - range.start + 1
   setContentLength(res, present, length)
   if (req.method === 'HEAD' || length === 0) {

@@ -199,6 +199,32 @@ describe('serveStatic({ compress: true })', () => {
     expect(head.body.length).toBe(0)
   })
 
+  test('Vary: Accept-Encoding on every answer for a compressed file (200, 206, 304, 412, 416, HEAD, identity), on none for another', async () => {
+    await s.get('/data.json', 'br')
+    await s.serve.compressed()
+    const kinds = [
+      { accept: undefined, status: 200 },
+      { accept: 'br', status: 200, encoding: 'br' },
+      { accept: 'deflate', status: 200 },
+      { accept: 'br', status: 200, method: 'HEAD', encoding: 'br' },
+      { accept: 'identity', status: 206, headers: { range: 'bytes=0-9' } },
+      { accept: 'br', status: 206, headers: { range: 'bytes=0-9' }, encoding: 'br' },
+      { accept: 'br', status: 416, headers: { range: 'bytes=999999-' } },
+      { accept: 'br', status: 412, headers: { 'if-match': '"nope"' } }
+    ]
+    for (const { accept, status, headers = {}, method, encoding } of kinds) {
+      const answer = await s.get('/data.json', accept, headers, method)
+      expect([accept, answer.status, answer.headers.vary, answer.headers['content-encoding']]).toEqual([accept, status, 'Accept-Encoding', encoding])
+      const other = await s.get('/photo.png', accept, headers, method)
+      expect([accept, other.status, other.headers.vary]).toEqual([accept, status, undefined])
+    }
+    for (const accept of [undefined, 'br']) {
+      const first = await s.get('/data.json', accept)
+      const again = await s.get('/data.json', accept, { 'if-none-match': first.headers.etag })
+      expect([accept, again.status, again.headers.vary, again.headers['content-encoding']]).toEqual([accept, 304, 'Accept-Encoding', undefined])
+    }
+  })
+
   test('stats() counts made, served and the bytes saved', async () => {
     const before = s.serve.stats().compressed
     await s.get('/app.js', 'br')
