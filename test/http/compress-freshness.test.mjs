@@ -130,6 +130,24 @@ for (const [name, change] of Object.entries(CHANGES)) {
   })
 }
 
+test('a folder on the way renamed and replaced: once heard, the new file, compressed or not', async () => {
+  const one = text(300 * 1024, 'one')
+  const two = text(300 * 1024, 'two')
+  fs.writeFileSync(join(root, 'js', 'app.js'), one)
+  await start()
+  await compressed('/js/app.js', one)
+  await until(() => serve.stats().watchedDirectories > 0, 'the watches')
+  const evicted = serve.stats().compressed.evicted
+  fs.mkdirSync(join(root, 'js-new'))
+  fs.writeFileSync(join(root, 'js-new', 'app.js'), two)
+  fs.renameSync(join(root, 'js'), join(root, 'js-old'))
+  fs.renameSync(join(root, 'js-new'), join(root, 'js'))
+  await until(() => serve.stats().compressed.evicted > evicted, 'the change to drop the variant')
+  expect(decode(await get('/js/app.js')).equals(two)).toBe(true)
+  await serve.compressed()
+  await compressed('/js/app.js', two)
+})
+
 test('a change while the variant is being made discards it', async () => {
   const file = join(root, 'big.js')
   const one = text(2 * 1024 * 1024, 'one') // brotli 9: long enough to change it meanwhile
