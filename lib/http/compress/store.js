@@ -47,6 +47,13 @@ function sameFile (a, b) {
     a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs
 }
 
+// Whether two root proofs (see ../open-confined.js) are of the same directory:
+// the same proof, or the same directory reopened (the open-file cache closes an
+// idle root's descriptor and reopens it later: its variants stay good).
+function sameProof (a, b) {
+  return a === b || (a !== null && b !== null && a.dev !== undefined && a.dev === b.dev && a.ino === b.ino)
+}
+
 // A stat-like object for a variant held in memory: the source's, with the
 // variant's size.
 function statWithSize (stat, size) {
@@ -116,7 +123,7 @@ class VariantStore {
     const { stat } = located
     if (this.closed || !this.eligible(typePath, stat.size)) return NOT_ELIGIBLE
     let record = this.records.get(located.path)
-    if (record !== undefined && (!sameFile(record.stat, stat) || record.proof !== proof)) {
+    if (record !== undefined && (!sameFile(record.stat, stat) || !sameProof(record.proof, proof))) {
       this.drop(record)
       record = undefined
     }
@@ -143,7 +150,7 @@ class VariantStore {
   want (entry, encoding) {
     if (this.closed || encoding === null || entry.evicted || entry.stat === null) return
     let record = this.records.get(entry.path)
-    if (record !== undefined && (!sameFile(record.stat, entry.stat) || record.proof !== entry.proof)) {
+    if (record !== undefined && (!sameFile(record.stat, entry.stat) || !sameProof(record.proof, entry.proof))) {
       this.drop(record)
       record = undefined
     }
