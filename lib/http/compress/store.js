@@ -108,6 +108,7 @@ class VariantStore {
     this.closed = false
     this.counts = { made: 0, served: 0, evicted: 0, failed: 0, bytesSaved: 0, discarded: 0 }
     this.unlisten = cache.onChange((changed) => this.changed(changed))
+    this.folder() // at start: the folders of processes that are gone are removed
   }
 
   // Whether a file, named `typePath`, of `size` bytes gets variants.
