@@ -39,6 +39,7 @@ const { etagOf, lastModifiedOf } = require('./variant-headers')
 
 const IN_MEMORY = 64 * 1024 // the largest variant kept in memory (the memory cache's SMALL_FILE)
 const MAX_QUEUED = 1024 // variants waiting to be made; more are asked for again later
+const RANKINGS = 256 // Accept-Encoding values whose ranking is kept
 const MIN_SAVING = 0.05 // a variant saving less than 5 % is not kept
 const SUFFIX = { br: '.br', gzip: '.gz', zstd: '.zst' }
 
@@ -97,6 +98,7 @@ class VariantStore {
     this.compressible = compressibleByName(config.types)
     this.preferred = { preferred: [...config.encodings, 'identity'] }
     this.records = new Map() // source path → SourceRecord
+    this.rankings = new Map() // Accept-Encoding value → ranking(), at most RANKINGS
     this.onDisk = new Map() // disk Variants, least recently used first
     this.diskBytes = 0
     this.memoryBytes = 0
@@ -128,21 +130,34 @@ class VariantStore {
       this.drop(record)
       record = undefined
     }
-    const negotiator = new Negotiator(req)
-    const best = negotiator.encodings(this.preferred.preferred, this.preferred)[0]
+    const ranked = this.ranking(req.headers['accept-encoding'])
+    const best = ranked[0]
     if (best === undefined || best === 'identity') return IDENTITY_VARYING
+    // The client's best coding that is ready, unless it prefers identity to it.
     let variant = null
     if (record !== undefined && record.variants.size > 0) {
-      variant = record.variants.get(best) || null
-      if (variant === null) {
-        const ready = [...record.variants.keys(), 'identity']
-        const second = negotiator.encodings(ready, { preferred: this.preferred.preferred })[0]
-        variant = second === undefined ? null : record.variants.get(second) || null
+      for (const encoding of ranked) {
+        if (encoding === 'identity') break
+        variant = record.variants.get(encoding) || null
+        if (variant !== null) break
       }
     }
     if (variant !== null && variant.encoding === best) return { variant, vary: true, wanted: null }
     const wanted = record !== undefined && (record.pending.has(best) || record.refused.has(best)) ? null : best
     return { variant, vary: true, wanted }
+  }
+
+  // → the codings this store makes, and identity, that an Accept-Encoding
+  // header accepts, best first (negotiator: q-values, `*`, the server's order
+  // on a tie), kept per header value (a few values come again and again).
+  ranking (header = '') {
+    let ranked = this.rankings.get(header)
+    if (ranked === undefined) {
+      ranked = new Negotiator({ headers: { 'accept-encoding': header } }).encodings(this.preferred.preferred, this.preferred)
+      if (this.rankings.size >= RANKINGS) this.rankings.clear()
+      this.rankings.set(header, ranked)
+    }
+    return ranked
   }
 
   // The file itself was sent for a request that wanted `encoding`: queue making
