@@ -39,6 +39,7 @@ const { etagOf, lastModifiedOf } = require('./variant-headers')
 
 const IN_MEMORY = 64 * 1024 // the largest variant kept in memory (the memory cache's SMALL_FILE)
 const MAX_QUEUED = 1024 // variants waiting to be made; more are asked for again later
+const READ_CHUNK = 1024 * 1024 // a source is read 1 MiB per pool job
 const RANKINGS = 256 // Accept-Encoding values whose ranking is kept
 const MIN_SAVING = 0.05 // a variant saving less than 5 % is not kept
 const SUFFIX = { br: '.br', gzip: '.gz', zstd: '.zst' }
@@ -214,7 +215,7 @@ class VariantStore {
     try {
       let read = 0
       while (read < size) {
-        const n = await readAt(entry.fd, source, read, size - read)
+        const n = await readAt(entry.fd, source, read, Math.min(size - read, READ_CHUNK))
         if (n === 0) break
         read += n
       }
