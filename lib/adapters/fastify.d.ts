@@ -89,7 +89,7 @@ declare namespace zcopyFastify {
     | { serve: false, root?: Root }
 
   export type ZcopyFastifyOptions = Omit<SendOptions, 'root'> & RootOptions &
-    Pick<ServeStaticOptions, 'maxOpenFiles' | 'memoryCache' | 'maxWatches' | 'allowSymlinksOutsideRoot' | 'onSent'> &
+    Pick<ServeStaticOptions, 'maxOpenFiles' | 'memoryCache' | 'maxWatches' | 'allowSymlinksOutsideRoot' | 'onSent' | 'compress'> &
     Omit<RegisterOptions, 'logLevel'> & {
       /** URL prefix of the GET/HEAD `${prefix}*` routes (a trailing slash is added unless prefixAvoidTrailingSlash). Default `'/'`. */
       prefix?: string

@@ -39,7 +39,7 @@ const { FST_STATIC_FORBIDDEN_PATH, FST_STATIC_INVALID_OPTION_VALUE } = errors
 // and all those the zcopy handlers take from the plugin's.
 const CALL_OPTIONS = ['acceptRanges', 'cacheControl', 'dotfiles', 'etag', 'extensions', 'immutable', 'index',
   'lastModified', 'maxAge']
-const HANDLER_OPTIONS = [...CALL_OPTIONS, 'contentType', 'maxOpenFiles', 'memoryCache', 'maxWatches',
+const HANDLER_OPTIONS = [...CALL_OPTIONS, 'contentType', 'maxOpenFiles', 'memoryCache', 'maxWatches', 'compress',
   'allowSymlinksOutsideRoot', 'onSent']
 
 // Handlers kept for sendFile's per-call roots and options (see handlerFor).

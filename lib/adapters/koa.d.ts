@@ -24,6 +24,8 @@ declare namespace serve {
     (ctx: any, next: () => Promise<any>): Promise<void>
     /** What the caches hold now. */
     stats (): ServeStaticStats
+    /** Resolves once no compressed variant (`compress`) is being made or waits to be. */
+    compressed (): Promise<void>
     /** Closes the cached file descriptors (also done when the server closes). */
     close (): Promise<void>
   }

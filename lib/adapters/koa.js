@@ -15,7 +15,7 @@
 // - `maxage` / `maxAge` (ms), `immutable`, `index` (default 'index.html', false
 //   for none), `extensions` (['html'] or ['.html']), `setHeaders(res, path,
 //   stats)`; and zcopy's own: etag, lastModified, acceptRanges, cacheControl,
-//   dotfiles, maxOpenFiles, memoryCache, maxWatches, onSent.
+//   dotfiles, maxOpenFiles, memoryCache, maxWatches, onSent, compress.
 // - A request path that normalises to another is refused: Koa routers match the
 //   raw path, so a path that normalises to a guarded prefix must not be served
 //   from below it (see raw-path.js). 400 where koa-send answers 400 (an absolute
@@ -142,6 +142,7 @@ function serve (root, givenOptions) {
 
   const middleware = options.defer ? zcopyKoaDeferred : zcopyKoa
   middleware.stats = handler.stats
+  middleware.compressed = handler.compressed
   middleware.close = handler.close
   return middleware
 }

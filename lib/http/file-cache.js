@@ -136,6 +136,36 @@ class OpenFileCache {
     this.relocating = new Set() // remember() calls waiting for their relocate()
     this.guarding = new Map() // a name → the entries its change drops, see guard()
     this.rootLinks = new Map() // root → Promise of the links on its way, see linksOf()
+    this.changeListeners = [] // see onChange()
+  }
+
+  // Has `listener(path)` hear every change the watches report (see changed()),
+  // as the entries do: compressed variants are dropped by the same rule.
+  // → a function that stops it.
+  onChange (listener) {
+    this.changeListeners.push(listener)
+    return () => {
+      const at = this.changeListeners.indexOf(listener)
+      if (at !== -1) this.changeListeners.splice(at, 1)
+    }
+  }
+
+  // Takes `bytes` of the memory budget for something kept beside the files
+  // (compressed variants): → whether they fit. Give them back with freeMemory().
+  reserveMemory (bytes) {
+    if (this.memoryUsed + bytes > this.memoryBytes) return false
+    this.memoryUsed += bytes
+    return true
+  }
+
+  freeMemory (bytes) {
+    this.memoryUsed -= bytes
+  }
+
+  // Drops the entry of `file`, if any (closed once no response uses it).
+  forgetFile (file) {
+    const entry = this.entries.get(file)
+    if (entry !== undefined) this.evict(entry)
   }
 
   // The scope files below `root` are opened in: UNCONFINED for null (no root, or
@@ -394,6 +424,7 @@ class OpenFileCache {
   // no longer vouched for; a remember() under way for an entry in one of its
   // directories keeps nothing.
   changed (changed) {
+    for (const listener of this.changeListeners) listener(changed)
     const exact = this.entries.get(changed)
     if (exact !== undefined) this.evict(exact)
     const guarded = this.guarding.get(changed)

@@ -63,7 +63,7 @@ function setFileHeaders (res, { file, typePath, encoding, vary }, options) {
   if (options.lastModified) setDefault(res, present, 'Last-Modified', 'last-modified', values.lastModified)
   if (options.etag) setDefault(res, present, 'ETag', 'etag', values.etag)
   if (options.contentType) setDefault(res, present, 'Content-Type', 'content-type', values.contentType)
-  if (options.precompressed && (encoding !== null || vary)) {
+  if ((options.precompressed || options.compress) && (encoding !== null || vary)) {
     appendVary(res, 'Accept-Encoding')
   }
   if (encoding !== null) res.setHeader('Content-Encoding', encoding)
@@ -89,4 +89,4 @@ function contentRange (size, range) {
   return range === undefined ? `bytes */${size}` : `bytes ${range.start}-${range.end}/${size}`
 }
 
-module.exports = { contentRange, removeContentHeaders, setContentLength, setFileHeaders }
+module.exports = { contentRange, contentTypeOf, removeContentHeaders, setContentLength, setFileHeaders }

@@ -5,6 +5,7 @@
 
 const path = require('node:path')
 const ms = require('ms')
+const { compressOptions } = require('./compress/options')
 const { precompressedEncodings } = require('./precompressed')
 
 const MAX_MAX_AGE = 365 * 24 * 60 * 60 * 1000 // one year, as send caps it
@@ -53,6 +54,7 @@ function normalizeOptions (options = {}) {
     index: options.index === undefined ? ['index.html'] : list(options.index, 'index'),
     lastModified: options.lastModified !== false,
     precompressed: precompressedEncodings(options.precompressed),
+    compress: compressOptions(options.compress),
     allowSymlinksOutsideRoot: Boolean(options.allowSymlinksOutsideRoot),
     setHeaders: options.setHeaders || null,
     onSent: options.onSent || null

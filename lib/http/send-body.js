@@ -57,8 +57,19 @@ function copiesBody (req) {
 // the response object, where Node writes the head with the first one).
 // `ownEncoding`: the Content-Encoding on res, if any, is one zcopy chose.
 function mayBypassResponse (req, res, ownEncoding) {
-  return !copiesBody(req) && res.write === nodeWrite && res.end === nodeEnd &&
-    (ownEncoding || !res.hasHeader('Content-Encoding'))
+  if (copiesBody(req)) return false
+  if (res.write === nodeWrite && res.end === nodeEnd) return ownEncoding || !res.hasHeader('Content-Encoding')
+  return ownEncoding && passesEncodedBodies(res)
+}
+
+// Express's compression() replaces write and end (and adds flush), and leaves a
+// response that already has a Content-Encoding alone: its write and end then call
+// Node's. A body zcopy encoded itself (a compressed variant, a precompressed
+// sibling) may then go out by sendfile behind it. Any other replacement keeps
+// the stream path.
+function passesEncodedBodies (res) {
+  return Object.hasOwn(res, 'flush') && typeof res.flush === 'function' && res.flush.name === 'flush' &&
+    res.write.name === 'write' && res.end.name === 'end' && Object.hasOwn(res, 'write') && Object.hasOwn(res, 'end')
 }
 
 // Bodies up to this size go out corked behind their head. Above it the head goes

@@ -12,6 +12,7 @@
 
 const path = require('node:path')
 const { invalidArgType, invalidArgValue } = require('../errors')
+const { VariantStore } = require('./compress/store')
 const { OpenFileCache } = require('./file-cache')
 const { httpError } = require('./http-error')
 const { DIRECTORY, locateFile } = require('./locate-file')
@@ -21,15 +22,37 @@ const { resolvePath } = require('./resolve-path')
 const { serveFile, statToOpen } = require('./serve-file')
 
 // One cache for every sendFile call: callers often pass a fresh options object.
+// It keeps no bodies in memory: sendFile's compressed variants are all written
+// to their folder and sent by sendfile.
 const cache = new OpenFileCache()
 const normalized = new WeakMap() // caller's options object → normalized options
 const defaults = normalizeOptions()
+
+// Compressed variants (`compress`) of sendFile's files: one store per set of
+// compress settings (callers often pass a fresh options object), at most 8.
+const stores = new Map() // settings' signature → VariantStore
+const MAX_STORES = 8
+
+function storeFor (config) {
+  let store = stores.get(config.signature)
+  if (store === undefined) {
+    if (stores.size >= MAX_STORES) {
+      const [oldest, evicted] = stores.entries().next().value
+      stores.delete(oldest)
+      evicted.close()
+    }
+    store = new VariantStore(config, cache)
+    stores.set(config.signature, store)
+  }
+  return store
+}
 
 function optionsOf (options) {
   if (options === undefined) return defaults
   let value = normalized.get(options)
   if (value === undefined) {
     value = normalizeOptions(options)
+    if (value.compress) value = Object.freeze({ ...value, variants: storeFor(value.compress) })
     normalized.set(options, value)
   }
   return value

@@ -46,6 +46,8 @@ function openError (err) {
 
 // No sibling to send, and nothing that varies with Accept-Encoding.
 const IDENTITY = Object.freeze({ sibling: null, vary: false })
+// The file itself, for a path whose answer depends on Accept-Encoding.
+const VARYING = Object.freeze({ sibling: null, vary: true })
 
 // The precompressed siblings of `located`: a promise of them, looked up by stat;
 // for a file the cache remembers (watched), kept with its entry, whose guard on
@@ -79,7 +81,61 @@ function openFile (req, located, options, cache) {
   return openTarget(req, located, negotiateEncoding(req, siblings, options.precompressed), options, cache)
 }
 
-function openTarget (req, located, { sibling, vary }, options, cache) {
+function openTarget (req, located, negotiated, options, cache) {
+  // A file with precompressed siblings is sent as they decide; one without may
+  // have compressed variants (./compress/store.js).
+  if (options.variants && negotiated.sibling === null && !negotiated.vary && !located.encoding) {
+    return openCompressed(req, located, options, cache)
+  }
+  return openPlain(req, located, negotiated, options, cache)
+}
+
+// The file or its compressed variant, as the store chooses; when it has none yet
+// for the coding the request prefers, the file itself, and that variant is
+// queued to be made from the file's open entry.
+function openCompressed (req, located, options, cache) {
+  const store = options.variants
+  const scope = located.path === options.root ? cache.scope(null) : scopeOf(options, cache)
+  const { variant, vary, wanted } = store.choose(req, located, located.path, scope.proof)
+  const plain = () => {
+    const opened = openPlain(req, located, vary ? VARYING : IDENTITY, options, cache)
+    if (wanted === null) return opened
+    if (!(opened instanceof Promise)) {
+      store.want(opened.entry, wanted)
+      return opened
+    }
+    return opened.then((file) => {
+      store.want(file.entry, wanted)
+      return file
+    })
+  }
+  if (variant === null) return plain()
+  if (wanted !== null) {
+    // A better coding than the one sent is wanted: made from the file's entry,
+    // when the cache has it open (a remembered file is its entry).
+    const source = cache.take(located.path, located.stat, scope)
+    if (source !== null) {
+      store.want(source, wanted)
+      cache.release(source)
+    }
+  }
+  const copied = copiesBody(req)
+  const answer = (entry) => {
+    if (entry.headers !== variant.headers) entry.headers = variant.headers
+    return { entry, typePath: located.path, encoding: variant.encoding, vary: true, copied, variant }
+  }
+  if (variant.entry !== null) {
+    variant.entry.users++
+    return answer(variant.entry)
+  }
+  const variantScope = cache.scope(null)
+  const entry = cache.take(variant.path, variant.stat, variantScope, copied)
+  if (entry !== null) return answer(entry)
+  // Removed meanwhile (evicted, or by hand): the file itself.
+  return cache.acquire(variant.path, variant.stat, variantScope, copied).then(answer, plain)
+}
+
+function openPlain (req, located, { sibling, vary }, options, cache) {
   const target = sibling || located
   cache.clearOnClose(req.socket && req.socket.server)
   const encoding = sibling ? sibling.encoding : located.encoding || null
@@ -180,13 +236,21 @@ function deliveryOf (options) {
   return options.delivery || RESPONSE
 }
 
+// `err` (412, 416) is answered without the file's body: the Content-Encoding
+// of a sibling or variant set for it does not describe the error's body.
+function bodyless (res, encoding, err) {
+  if (encoding !== null) res.removeHeader('Content-Encoding')
+  return err
+}
+
 // Status and headers, then the body: the promise of its delivery; what was sent
 // from memory; or null when there is no body (HEAD, 304, an empty range).
-function answer (req, res, { entry, typePath, encoding, vary, copied }, options, delivery) {
+function answer (req, res, file, options, delivery) {
+  const { entry, typePath, encoding, vary, copied } = file
   if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
   const present = setFileHeaders(res, { file: entry, typePath, encoding, vary }, options)
   if (isConditional(req)) {
-    if (preconditionFailed(req, res)) throw httpError(412)
+    if (preconditionFailed(req, res)) throw bodyless(res, encoding, httpError(412))
     if (notModified(req, res)) {
       removeContentHeaders(res)
       res.statusCode = 304
@@ -195,13 +259,19 @@ function answer (req, res, { entry, typePath, encoding, vary, copied }, options,
     }
   }
   const size = entry.stat.size
-  const range = selectRange(req, res, size, options.acceptRanges)
+  let range
+  try {
+    range = selectRange(req, res, size, options.acceptRanges)
+  } catch (err) {
+    throw bodyless(res, encoding, err)
+  }
   const length = range.end - range.start + 1
   setContentLength(res, present, length)
   if (req.method === 'HEAD' || length === 0) {
     delivery.none(req, res, entry)
     return null
   }
+  if (file.variant !== undefined) options.variants.sent(file.variant, length === size)
   const body = memoryBody(entry, copied)
   if (body !== null) {
     delivery.bytes(req, res, entry, length === size ? body : body.subarray(range.start, range.end + 1))

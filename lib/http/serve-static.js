@@ -17,6 +17,7 @@ const { defaultMaxOpenFiles } = require('./descriptor-limit')
 const { OpenFileCache } = require('./file-cache')
 const { HttpError } = require('./http-error')
 const { DIRECTORY, locateFile } = require('./locate-file')
+const { VariantStore } = require('./compress/store')
 const { normalizeOptions } = require('./options')
 const { promiseOf } = require('./promise-of')
 const { directoryLocation, redirectToDirectory } = require('./redirect')
@@ -75,7 +76,6 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
   if (typeof root !== 'string') throw new TypeError('root path must be a string')
   const options = optionsOrDefaults(givenOptions)
   const normalized = normalizeOptions({ ...options, root: path.resolve(root) })
-  const opts = delivery === undefined ? normalized : Object.freeze({ ...normalized, delivery })
   const fallthrough = options.fallthrough !== false
   const redirect = options.redirect !== false
   const maxOpenFiles = options.maxOpenFiles === undefined ? DEFAULT_MAX_OPEN_FILES : options.maxOpenFiles
@@ -91,6 +91,9 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     throw new TypeError('option maxWatches must be a non-negative integer')
   }
   const cache = new OpenFileCache({ max: maxOpenFiles, memoryBytes: memoryCache, maxWatches })
+  // Compressed variants (`compress`), made once per file version: ./compress/store.js.
+  const variants = normalized.compress ? new VariantStore(normalized.compress, cache) : null
+  const opts = delivery === undefined && variants === null ? normalized : Object.freeze({ ...normalized, delivery, variants })
   // The resolver remembers as many request paths as the cache can hold files, so
   // that a working set the cache holds is resolved once, not on every request.
   const resolve = pathResolver(opts.root, opts.dotfiles, Math.max(RESOLVED_PATHS, maxOpenFiles))
@@ -240,11 +243,14 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     // caller about to have handle() send it ({ file, stat }): a regular file
     // is opened in the same pool job, into this handler's open-file cache.
     lookUp,
-    // { openFiles, watchedDirectories, memoryBytes }: what the caches hold now.
-    stats: () => cache.stats(),
+    // { openFiles, watchedDirectories, memoryBytes }: what the caches hold now;
+    // with `compress`, `compressed`: what the variant store made and sent.
+    stats: () => variants === null ? cache.stats() : { ...cache.stats(), compressed: variants.stats() },
+    // → Promise resolved once no compressed variant is being made or queued.
+    compressed: () => variants === null ? Promise.resolve() : variants.whenIdle(),
     // Closes the cached file descriptors and the root directory's (they also close
-    // when the server does).
-    close: () => cache.clear()
+    // when the server does), and drops the compressed variants (removing their folder).
+    close: () => variants === null ? cache.clear() : Promise.all([cache.clear(), variants.close()]).then(() => {})
   }
 }
 
@@ -268,6 +274,7 @@ function serveStatic (root, options) {
   }
 
   serveStaticMiddleware.stats = handler.stats
+  serveStaticMiddleware.compressed = handler.compressed
   serveStaticMiddleware.close = handler.close
   return serveStaticMiddleware
 }

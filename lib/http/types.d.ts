@@ -35,6 +35,15 @@ export interface FileResponseOptions {
    * An array names the codings whose siblings are sent (`['gzip']`: `file.gz` only).
    */
   precompressed?: boolean | Array<'br' | 'gzip'>
+  /**
+   * Compressed variants, made once per file version in the background and sent
+   * from then on by sendfile (small ones from memory): the first request for a
+   * file gets the file itself at once. `true` for the defaults, an object to
+   * change them. Every response of a compressible file carries
+   * `Vary: Accept-Encoding`; a precompressed sibling wins. Default `false`
+   * (`zcopy serve`: on).
+   */
+  compress?: boolean | CompressOptions
   /** Serve files reached through symbolic links that lead outside the root. Default `false` (404). */
   allowSymlinksOutsideRoot?: boolean
   /** Called before the file's headers are set; headers it sets win over zcopy's. */
@@ -47,6 +56,52 @@ export interface FileResponseOptions {
    * then).
    */
   onSent?: (res: ServerResponse | Http2ServerResponse, sent: { bytes: number, zeroCopy: boolean, fromMemory?: true, complete: boolean }) => void
+}
+
+/** The `compress` option's settings (each optional). */
+export interface CompressOptions {
+  /** Codings made, in the server's order of preference. Default `['br', 'gzip']` (and `'zstd'` where Node's zlib has it, before gzip). */
+  encodings?: Array<'br' | 'zstd' | 'gzip'>
+  /**
+   * Media types compressed: patterns (`'text/*'`, `'application/*+json'`, exact
+   * types), or a function of the type. Default: text/*, JavaScript, JSON, XML,
+   * wasm, SVG, icons, BMP, TTF/OTF/EOT fonts.
+   */
+  types?: string[] | ((type: string) => boolean)
+  /** Smallest file compressed, in bytes. Default 1024. */
+  threshold?: number
+  /** Largest file compressed, in bytes. Default 8 MiB. */
+  maxSize?: number
+  /** Folder the larger variants are written to (a private folder is made inside), or `false`: memory only. Default `<tmpdir>/zcopy-variants-<uid>`. */
+  cacheDir?: string | false
+  /** Bytes of variants on disk; the least recently used are removed beyond it. Default 256 MiB. */
+  cacheBytes?: number
+  /** Compressions run at once, each on one thread-pool thread. Default 1. */
+  concurrency?: number
+}
+
+/** What the variant store made and sent (`stats().compressed`, with `compress`). */
+export interface CompressStats {
+  /** Variants made. */
+  made: number
+  /** Responses answered with a variant (200 and 206). */
+  served: number
+  /** Variants removed: beyond `cacheBytes`, or their file changed. */
+  evicted: number
+  /** Compressions or writes that failed (the file was sent as it is). */
+  failed: number
+  /** Variants thrown away because their file changed while they were made. */
+  discarded: number
+  /** Bytes not sent thanks to whole variants (file size minus variant size, per response). */
+  bytesSaved: number
+  /** Variants being made or waiting to be. */
+  pending: number
+  /** Bytes of variants in memory (within `memoryCache`). */
+  memoryBytes: number
+  /** Bytes of variants on disk (within `cacheBytes`). */
+  diskBytes: number
+  /** This store's own folder, once one was made. */
+  cacheDir: string | null
 }
 
 export interface SendFileOptions extends FileResponseOptions {
@@ -86,8 +141,10 @@ export interface ServeStaticStats {
   openFiles: number
   /** Directories watched (inotify watches held) to validate them. */
   watchedDirectories: number
-  /** Bytes of small files kept in memory. */
+  /** Bytes of small files (and small compressed variants) kept in memory. */
   memoryBytes: number
+  /** With `compress`: what the variant store made and sent. */
+  compressed?: CompressStats
 }
 
 /**
@@ -158,7 +215,9 @@ export interface ServeStaticMiddleware {
   (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse, next: (err?: unknown) => void): void
   /** What the caches hold now (e.g. to watch inotify use). */
   stats (): ServeStaticStats
-  /** Closes the cached file descriptors (also done when the server closes). */
+  /** Resolves once no compressed variant is being made or waits to be (at once without `compress`). */
+  compressed (): Promise<void>
+  /** Closes the cached file descriptors (also done when the server closes), and removes the compressed variants. */
   close (): Promise<void>
 }
 

@@ -181,6 +181,9 @@ describe('Vary: on every response of a path with variants, on none of a path wit
     expect(answer.status).toBe(416)
     expect(answer.headers.vary).toBe('Accept-Encoding')
     expect(answer.headers['content-range']).toBe(`bytes */${FILES['both.js.br'].length}`)
+    // The error's body is not the sibling's: no Content-Encoding (412 too).
+    expect(answer.headers['content-encoding']).toBeUndefined()
+    expect((await get('/both.js', 'br', { 'if-match': '"nope"' })).headers['content-encoding']).toBeUndefined()
   })
 
   test('added to a Vary the application set, once', async () => {

@@ -23,6 +23,12 @@ const ALLOWED = {
     readFileSync: 'at start-up: a --ssl-* file'
   },
   'lib/adapters/fastify/options.js': { statSync: 'at registration: is `root` a directory (as @fastify/static checks it)' },
+  'lib/http/compress/worker.js': {
+    brotliCompressSync: 'in a compression thread of its own (nice 19), never on the event loop',
+    gzipSync: 'in a compression thread of its own (nice 19), never on the event loop',
+    readlinkSync: 'once per compression thread: /proc/thread-self (procfs, in memory)',
+    zstdCompressSync: 'in a compression thread of its own (nice 19), never on the event loop'
+  },
   'lib/http/descriptor-limit.js': { readFileSync: 'once per process: /proc/self/limits (procfs, never on disk)' },
   'lib/http/open-confined.js': {
     closeSync: 'a descriptor: close(2) of a regular file or directory never waits for the disk',

@@ -39,6 +39,19 @@ const middleware = serveStatic('public', {
 const { openFiles, watchedDirectories, memoryBytes }: { openFiles: number, watchedDirectories: number, memoryBytes: number } = middleware.stats()
 void [openFiles, watchedDirectories, memoryBytes]
 
+const compressing = serveStatic('public', {
+  compress: { encodings: ['br', 'gzip'], types: ['text/*', 'application/*+json'], threshold: 1024, maxSize: 8 << 20, cacheDir: false, cacheBytes: 1 << 28, concurrency: 1 }
+})
+serveStatic('public', { compress: true, precompressed: true })
+serveStatic('public', { compress: { types: (type: string) => type.startsWith('text/') } })
+const variants = compressing.stats().compressed
+if (variants !== undefined) void [variants.made, variants.served, variants.evicted, variants.bytesSaved, variants.cacheDir]
+const idle: Promise<void> = compressing.compressed()
+void idle
+sendFile(null as any, null as any, '/srv/app.js', { compress: true })
+// @ts-expect-error: not a coding zcopy makes
+serveStatic('public', { compress: { encodings: ['deflate'] } })
+
 http.createServer((req, res) => {
   middleware(req, res, () => {
     sendFile(req, res, '/srv/file.txt').catch((err: { status?: number }) => {

@@ -28,7 +28,18 @@ function announceListening (say, { root, address, zcopy, config, workers = null 
   })
   if (config.log !== 'json') for (const url of network) say(`  on your network: ${url}`)
   if (config.log !== 'json' && workers) say(`  workers: ${workers.join(' ')}`)
+  if (config.compress) announceCompression(say)
   return local
+}
+
+// Once, at start: text files are compressed, into which folder (--no-compress).
+function announceCompression (say) {
+  const { AVAILABLE } = require('../../../lib/http/compress/encoders')
+  const { defaultCacheDir } = require('../../../lib/http/compress/options')
+  const cacheDir = defaultCacheDir()
+  say(`  compressing text files once each (${AVAILABLE.join(', ')}), in the background; larger results kept in ${cacheDir} (--no-compress: off)`, {
+    compress: { encodings: AVAILABLE, cacheDir }
+  })
 }
 
 module.exports = { announceListening, createSay }

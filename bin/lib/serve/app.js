@@ -37,6 +37,7 @@ function createApp (zcopy, root, config, onRequest, onSent) {
     etag: config.etag,
     extensions: config.extensions,
     precompressed: config.precompressed,
+    compress: config.compress,
     onSent
   })
 

@@ -23,7 +23,7 @@ function createInstance ({ zcopy, root, config, write }) {
       log.stopping()
       await drain(config.shutdownTimeout * 1000)
       await log.flush() // the lines of the responses the drain cut
-      app.close()
+      await app.close() // also removes the compressed variants' folder
     }
   }
 }

@@ -70,6 +70,7 @@ const options = {
   // No yargs default: it would also stand in for a bare --dotfiles (which is allow).
   dotfiles: { describe: 'Files and folders named .*: allow, deny (403) or ignore (404); --dotfiles alone: allow [default: ignore]', type: 'string', coerce: dotfiles },
   precompressed: { describe: 'Send file.br / file.gz instead of file when the client accepts it', type: 'boolean', default: false },
+  compress: { describe: 'Compress text files (br, gzip) once per version, in the background, and send the results by sendfile (--no-compress: send files as they are)', type: 'boolean', default: true },
   extensions: { describe: 'Extensions tried for a path without one (comma-separated)', type: 'string', requiresArg: true, coerce: extensions },
   listing: { describe: 'List folders that have no index.html (HTML, or JSON on Accept: application/json)', type: 'boolean', default: false },
   'ssl-cert': { describe: 'TLS certificate (PEM): serve HTTPS', type: 'string', requiresArg: true },
@@ -95,6 +96,7 @@ const examples = [
   ['$0 serve --no-etag', 'no ETag header'],
   ['$0 serve --dotfiles deny', '403 for .env, .git/...'],
   ['$0 serve --precompressed', 'app.js.br / app.js.gz for clients that accept them'],
+  ['$0 serve --no-compress', 'send text files as they are (compressed once per version by default)'],
   ['$0 serve --extensions html', '/about serves about.html'],
   ['$0 serve --listing', 'HTML listing of folders without index.html'],
   ['$0 serve --ssl-cert cert.pem --ssl-key key.pem', 'serve HTTPS'],
@@ -205,6 +207,7 @@ function resolveOptions (argv, env = process.env) {
     etag: argv.etag,
     dotfiles: argv.dotfiles === undefined ? 'ignore' : argv.dotfiles,
     precompressed: argv.precompressed,
+    compress: argv.compress !== false,
     extensions: argv.extensions || [],
     listing: argv.listing,
     tls,

@@ -5,10 +5,11 @@
 //   GET /missing 404 10 B 0.4 ms stream
 //   HEAD /video.mp4 200 0 B 0.9 ms no-body
 //   GET /logo.svg 200 2048 B 0.3 ms memory
+//   GET /app.js 200 41232 B 0.2 ms zero-copy br   (the body's Content-Encoding)
 //   GET /big.iso 200 18350080 B 812.0 ms zero-copy aborted
 //   GET /big.iso 200 262144 B 5012.0 ms zero-copy cut at shutdown
 // or, with --log json, one object per line:
-//   {"time":"2026-…Z","method":"GET","path":"/video.mp4","status":200,"bytes":1048576,"ms":3.2,"zeroCopy":true,"aborted":false,"ended":"complete"}
+//   {"time":"2026-…Z","method":"GET","path":"/video.mp4","status":200,"bytes":1048576,"ms":3.2,"zeroCopy":true,"encoding":null,"aborted":false,"ended":"complete"}
 // Bytes are the body bytes sent: for a file, what serveStatic's onSent reported
 // (until the client went away, for an aborted download), otherwise the length the
 // response announced (0 if it never finished). How the body went (sendfile, the
@@ -25,10 +26,17 @@ function bodyBytes (req, res) {
   return Number(res.getHeader('content-length')) || 0
 }
 
+// The Content-Encoding the body was sent in (a compressed variant, a
+// precompressed sibling), or null.
+function encodingOf (res) {
+  const encoding = res.getHeader('Content-Encoding')
+  return encoding === undefined || encoding === 'identity' ? null : String(encoding)
+}
+
 const ENDINGS = { complete: '', aborted: ' aborted', shutdown: ' cut at shutdown' }
 
-function formatRequestLine ({ method, path, status, bytes, ms, zeroCopy, fromMemory, ended }, colour = false) {
-  const how = zeroCopy ? 'zero-copy' : fromMemory ? 'memory' : bytes === 0 ? 'no-body' : 'stream'
+function formatRequestLine ({ method, path, status, bytes, ms, zeroCopy, fromMemory, ended, encoding }, colour = false) {
+  const how = (zeroCopy ? 'zero-copy' : fromMemory ? 'memory' : bytes === 0 ? 'no-body' : 'stream') + (encoding ? ` ${encoding}` : '')
   const shownStatus = colour ? `\x1b[${COLOURS[Math.floor(status / 100)] || 0}m${status}\x1b[0m` : status
   const tail = `${ms.toFixed(1)} ms ${how}${ENDINGS[ended]}`
   return `${method} ${path} ${shownStatus} ${bytes} B ${colour ? `\x1b[2m${tail}\x1b[0m` : tail}`
@@ -115,6 +123,7 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
           ms,
           zeroCopy: Boolean(report && report.zeroCopy),
           fromMemory: Boolean(report && report.fromMemory),
+          encoding: encodingOf(res),
           aborted: !finished,
           ended: finished ? 'complete' : cut ? 'shutdown' : 'aborted'
         }

@@ -5,6 +5,8 @@ import Fastify from 'fastify'
 
 const middleware = serve('/srv/www', { maxAge: '1d', dotfiles: 'deny', fallthrough: false })
 const defaults = serve('/srv/www', null)
+const compressing = serve('/srv/www', { compress: { encodings: ['br'], cacheDir: false } })
+void compressing.compressed()
 const koaStatic = serve('/srv/www', { defer: true, format: false, hidden: true, gzip: false, brotli: true, maxage: 60000, extensions: ['.html'], index: 'index.txt' })
 app_use_later(koaStatic)
 const watched: number = koaStatic.stats().watchedDirectories
@@ -26,6 +28,7 @@ fastify.get('/three', (request, reply) => reply.sendFile('three.html', { root: '
 
 // @ts-expect-error root is required
 fastify.register(zcopyFastify, { prefix: '/x/' })
+fastify.register(zcopyFastify, { root: '/srv/www', prefix: '/c/', compress: { threshold: 2048 } })
 // @ts-expect-error dotfiles takes 'allow' | 'deny' | 'ignore'
 serve('/srv/www', { dotfiles: 'no' })
 

@@ -1,0 +1,271 @@
+'use strict'
+
+// Compressed text assets (issue 48): a 212 KiB JavaScript bundle
+// (bundle.js), requested with `Accept-Encoding: gzip, deflate, br` as every
+// browser sends it, by wrk -t1 -cC for S s after a warm-up, each server in turn,
+// R alternating rounds. Reports the median req/s, the server's CPU per request
+// (/proc) and the bytes per response on the wire (wrk's bytes read / requests,
+// head included), with ratios to a reference.
+//
+//   node bench/http/compressed.js [--rounds 3] [--seconds 3] [--connections 16] [--only a,b] [--size BYTES]
+//
+// --size: another bundle size (212 KiB by default: its br variant, 41 KB, is
+// answered from memory; above ~320 KiB the variant is over 64 KiB and goes by
+// sendfile from the cache folder).
+//
+// Servers (each one process; a missing one is skipped with a note):
+//   zcopy-serve          zcopy serve (defaults: compress on), folder WITHOUT siblings
+//   zcopy-serve-pre      zcopy serve --precompressed --no-compress, prebuilt .br/.gz
+//   zcopy-express        Express + compression() + serveStatic({ compress: true }), no siblings
+//   static-express       Express + compression() + express.static, no siblings
+//   sirv                 sirv { brotli, gzip } with prebuilt siblings
+//   nginx-gzip           nginx (tuned) gzip on, gzip_comp_level 6, no siblings
+//   nginx-gzip-static    nginx (tuned) gzip_static on, prebuilt .gz
+//   caddy-encode         Caddy file_server + encode zstd gzip, no siblings
+//   caddy-precompressed  Caddy file_server { precompressed br gzip }, prebuilt siblings
+// Prebuilt siblings: brotli 11 and gzip 9 (zlib), as a build step makes them.
+// Every server is warmed up (and the zcopy ones have made their variants: the
+// warm-up requests until the answer is compressed) before it is measured.
+
+const { spawn, execFile } = require('node:child_process')
+const { once } = require('node:events')
+const fs = require('node:fs')
+const http = require('node:http')
+const os = require('node:os')
+const path = require('node:path')
+const { promisify } = require('node:util')
+const zlib = require('node:zlib')
+const { makeBundle } = require('./bundle')
+const { cpuTime } = require('./cpu')
+const { freePort } = require('./free-port')
+const { machineLine } = require('./machine')
+
+const run = promisify(execFile)
+const ACCEPT = 'gzip, deflate, br'
+const ZCOPY = path.join(__dirname, '..', '..', 'bin', 'zcopy.js')
+
+function args () {
+  const out = { rounds: 3, seconds: 3, connections: 16, warmUp: 3, only: null, size: undefined }
+  const argv = process.argv.slice(2)
+  for (let i = 0; i < argv.length; i += 2) {
+    const name = argv[i].replace(/^--/, '')
+    if (name === 'only') out.only = argv[i + 1].split(',')
+    else if (name === 'warm-up') out.warmUp = Number(argv[i + 1])
+    else out[name] = Number(argv[i + 1])
+  }
+  return out
+}
+
+function prepare (size) {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-bench-compressed-'))
+  fs.chmodSync(base, 0o755) // nginx's and caddy's workers may not be root
+  const plain = path.join(base, 'plain')
+  const siblings = path.join(base, 'siblings')
+  fs.mkdirSync(plain)
+  fs.mkdirSync(siblings)
+  const bundle = makeBundle(size)
+  fs.writeFileSync(path.join(plain, 'bundle.js'), bundle)
+  fs.writeFileSync(path.join(siblings, 'bundle.js'), bundle)
+  fs.writeFileSync(path.join(siblings, 'bundle.js.br'), zlib.brotliCompressSync(bundle, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bundle.length } }))
+  fs.writeFileSync(path.join(siblings, 'bundle.js.gz'), zlib.gzipSync(bundle, { level: 9 }))
+  return { base, plain, siblings, size: bundle.length }
+}
+
+function installed (command, versionArgs) {
+  try {
+    require('node:child_process').execFileSync(command, versionArgs, { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+function nginxConfig (root, port, prefix, gzip) {
+  return `
+user root;
+worker_processes 1;
+daemon off;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  open_file_cache max=20000 inactive=60s;
+  open_file_cache_valid 60s;
+  open_file_cache_min_uses 1;
+  keepalive_timeout 75s;
+  keepalive_requests 1000000;
+  client_body_temp_path ${prefix}; proxy_temp_path ${prefix}; fastcgi_temp_path ${prefix};
+  uwsgi_temp_path ${prefix}; scgi_temp_path ${prefix};
+  types { application/javascript js; }
+  ${gzip === 'static' ? 'gzip_static on; gzip_vary on;' : 'gzip on; gzip_comp_level 6; gzip_vary on; gzip_types application/javascript;'}
+  server { listen 127.0.0.1:${port}; root ${root}; }
+}
+`
+}
+
+function caddyfile (root, port, mode) {
+  return `{
+  admin off
+  auto_https off
+}
+http://127.0.0.1:${port} {
+  root * ${root}
+  ${mode === 'encode' ? 'encode zstd gzip\n  file_server' : 'file_server {\n    precompressed br gzip\n  }'}
+}
+`
+}
+
+// → { pid, stop() } once `port` answers.
+async function startProcess (command, argv, port, options = {}) {
+  const child = spawn(command, argv, { stdio: ['ignore', 'ignore', 'inherit'], ...options })
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`${command} exited (${child.exitCode})`)
+    const up = await new Promise((resolve) => {
+      const req = http.get({ host: '127.0.0.1', port, path: '/bundle.js', agent: false }, (res) => { res.resume(); res.on('end', () => resolve(true)) })
+      req.on('error', () => resolve(false))
+    })
+    if (up) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return {
+    pid: child.pid,
+    async stop () {
+      child.kill('SIGTERM')
+      if (child.exitCode === null) await Promise.race([once(child, 'exit'), new Promise((resolve) => setTimeout(resolve, 3000))])
+      if (child.exitCode === null) child.kill('SIGKILL')
+    }
+  }
+}
+
+const SERVERS = {
+  'zcopy-serve': { folder: 'plain', start: (root, port) => startProcess(process.execPath, [ZCOPY, 'serve', root, '--port', String(port), '--quiet'], port) },
+  'zcopy-serve-pre': { folder: 'siblings', start: (root, port) => startProcess(process.execPath, [ZCOPY, 'serve', root, '--port', String(port), '--quiet', '--precompressed', '--no-compress'], port) },
+  'zcopy-express': { folder: 'plain', start: (root, port) => startProcess(process.execPath, [path.join(__dirname, 'compressed-server.js'), 'zcopy-express', root, String(port)], port) },
+  'static-express': { folder: 'plain', start: (root, port) => startProcess(process.execPath, [path.join(__dirname, 'compressed-server.js'), 'static-express', root, String(port)], port) },
+  sirv: { folder: 'siblings', start: (root, port) => startProcess(process.execPath, [path.join(__dirname, 'compressed-server.js'), 'sirv', root, String(port)], port) },
+  'nginx-gzip': { folder: 'plain', needs: ['nginx', ['-v']], start: (root, port) => startNginx(root, port, 'on') },
+  'nginx-gzip-static': { folder: 'siblings', needs: ['nginx', ['-v']], start: (root, port) => startNginx(root, port, 'static') },
+  'caddy-encode': { folder: 'plain', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, 'encode') },
+  'caddy-precompressed': { folder: 'siblings', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, 'precompressed') }
+}
+
+async function startNginx (root, port, gzip) {
+  const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-nginx-'))
+  fs.writeFileSync(path.join(prefix, 'nginx.conf'), nginxConfig(root, port, prefix, gzip))
+  const server = await startProcess('nginx', ['-p', prefix, '-c', path.join(prefix, 'nginx.conf')], port)
+  return { pid: server.pid, stop: async () => { await server.stop(); fs.rmSync(prefix, { recursive: true, force: true }) } }
+}
+
+async function startCaddy (root, port, mode) {
+  const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-caddy-'))
+  fs.writeFileSync(path.join(prefix, 'Caddyfile'), caddyfile(root, port, mode))
+  const server = await startProcess('caddy', ['run', '--config', path.join(prefix, 'Caddyfile'), '--adapter', 'caddyfile'], port, { stdio: 'ignore', env: { ...process.env, HOME: prefix, XDG_DATA_HOME: prefix, XDG_CONFIG_HOME: prefix } })
+  return { pid: server.pid, stop: async () => { await server.stop(); fs.rmSync(prefix, { recursive: true, force: true }) } }
+}
+
+// One request as a browser asks: → { encoding, bytes } of the body.
+function probe (port) {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: '/bundle.js', agent: false, headers: { 'accept-encoding': ACCEPT } }, (res) => {
+      let bytes = 0
+      res.on('data', (chunk) => { bytes += chunk.length })
+      res.on('end', () => resolve({ encoding: res.headers['content-encoding'] || 'identity', bytes, made: res.headers['content-encoding'] !== undefined && res.headers['content-length'] !== undefined }))
+    }).on('error', reject)
+  })
+}
+
+async function wrk (port, seconds, connections) {
+  const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '30s', '-H', `Accept-Encoding: ${ACCEPT}`, `http://127.0.0.1:${port}/bundle.js`], { maxBuffer: 1 << 20 })
+  const requests = Number(/(\d+) requests in/.exec(stdout)[1])
+  const units = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }
+  const read = /requests in [\d.]+\w+, ([\d.]+)([KMG]?B) read/.exec(stdout)
+  const bad = /Non-2xx or 3xx responses: (\d+)/.exec(stdout)
+  return { requests, rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1]), bytesRead: Number(read[1]) * units[read[2]], errors: bad ? Number(bad[1]) : 0 }
+}
+
+function median (values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+async function measureOne (name, folders, options) {
+  const spec = SERVERS[name]
+  const port = await freePort()
+  const server = await spec.start(folders[spec.folder], port)
+  try {
+    // Warm-up: for the zcopy servers, until the answer is compressed (the
+    // variant is made), then the JIT and caches.
+    // A zcopy server's first answer is the file itself (compression() may
+    // compress it per request): the time until a request gets the variant
+    // (compressed, with a Content-Length) is how long it took to make it.
+    const readyAt = Date.now()
+    let answer = await probe(port)
+    if (name.startsWith('zcopy')) {
+      for (let i = 0; i < 1000 && !answer.made; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        answer = await probe(port)
+      }
+    }
+    const ready = Date.now() - readyAt
+    await wrk(port, options.warmUp, options.connections)
+    const first = await probe(port)
+    const before = cpuTime(server.pid)
+    const result = await wrk(port, options.seconds, options.connections)
+    const after = cpuTime(server.pid)
+    const cpuUs = (after.user + after.system - before.user - before.system) * 1e6 / result.requests
+    return { ...result, cpuUs, encoding: first.encoding, body: first.bytes, wire: result.bytesRead / result.requests, readyMs: ready }
+  } finally {
+    await server.stop()
+  }
+}
+
+async function main () {
+  const options = args()
+  const folders = prepare(options.size)
+  const names = Object.keys(SERVERS).filter((name) => options.only === null || options.only.includes(name))
+  const skipped = []
+  const runnable = names.filter((name) => {
+    const needs = SERVERS[name].needs
+    if (needs && !installed(...needs)) {
+      skipped.push(`${name}: ${needs[0]} is not installed`)
+      return false
+    }
+    return true
+  })
+  const load = os.loadavg().map((n) => n.toFixed(2)).join(' ')
+  console.log(`# ${new Date().toISOString()} ${machineLine()}; load ${load}; wrk -t1 -c${options.connections} -d${options.seconds}s (warm-up ${options.warmUp}s), ${options.rounds} rounds; bundle ${folders.size} B; Node ${process.version}`)
+  const results = Object.fromEntries(runnable.map((name) => [name, []]))
+  try {
+    for (let round = 0; round < options.rounds; round++) {
+      const order = round % 2 === 0 ? runnable : [...runnable].reverse()
+      for (const name of order) {
+        const result = await measureOne(name, folders, options)
+        results[name].push(result)
+        console.error(`round ${round + 1} ${name}: ${result.rps.toFixed(0)} req/s, ${result.cpuUs.toFixed(0)} µs CPU/req, ${result.encoding} ${result.body} B${result.errors ? `, ${result.errors} errors` : ''}`)
+      }
+    }
+  } finally {
+    fs.rmSync(folders.base, { recursive: true, force: true })
+  }
+  const reference = results['static-express'] ? median(results['static-express'].map((r) => r.rps)) : null
+  console.log('| server | req/s (median) | range | × express.static+compression() | CPU µs/req | body | bytes/response on the wire | variant ready after |')
+  console.log('|---|---:|---:|---:|---:|---|---:|---:|')
+  for (const name of runnable) {
+    const rows = results[name]
+    const rps = median(rows.map((r) => r.rps))
+    const min = Math.min(...rows.map((r) => r.rps))
+    const max = Math.max(...rows.map((r) => r.rps))
+    const ratio = reference ? `${(rps / reference).toFixed(1)}×` : ''
+    console.log(`| ${name} | ${rps.toFixed(0)} | ${min.toFixed(0)}–${max.toFixed(0)} | ${ratio} | ${median(rows.map((r) => r.cpuUs)).toFixed(0)} | ${rows[0].encoding} ${rows[0].body} B | ${median(rows.map((r) => r.wire)).toFixed(0)} | ${name.startsWith('zcopy') && name !== 'zcopy-serve-pre' ? `${median(rows.map((r) => r.readyMs)).toFixed(0)} ms` : ''} |`)
+  }
+  for (const note of skipped) console.log(`skipped: ${note}`)
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

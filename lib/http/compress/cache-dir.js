@@ -1,0 +1,104 @@
+'use strict'
+
+// The folder compressed variants are written to, made safe in a shared temp
+// folder (/tmp is writable by every user):
+// - the base folder (one per user by default) is created with mode 0700; one
+//   that is there already is used only if it is a real directory (not a
+//   symbolic link), owned by this user and writable by nobody else. Otherwise
+//   (say, another user made it first) a fresh private one is made with mkdtemp;
+// - each store writes below it in a folder of its own, `v-<pid>-<random>`,
+//   created by mkdir (which fails rather than reuse anything) with mode 0700;
+//   the folders of processes that are gone are removed first (stale entries
+//   from a crash or a kill), and a store removes its own when it closes;
+// - a variant is written to a new temporary name opened with O_EXCL (wx,
+//   0600), then renamed over its final name: a reader sees the whole file or
+//   nothing, and an error (disk full, read-only) leaves nothing behind.
+
+const crypto = require('node:crypto')
+const fsp = require('node:fs/promises')
+const os = require('node:os')
+const path = require('node:path')
+
+const PREFIX = 'v-'
+
+// A directory (not a link) of this user's that nobody else may write to
+// (`private`: nor read).
+function ownerOk (stat, { private: closed = false } = {}) {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : stat.uid
+  return stat.isDirectory() && stat.uid === uid && (stat.mode & (closed ? 0o077 : 0o022)) === 0
+}
+
+// → Promise of a base folder that is this user's own: `base` when it is safe.
+async function safeBase (base) {
+  try {
+    await fsp.mkdir(base, { recursive: false, mode: 0o700 })
+  } catch (err) {
+    if (err.code === 'ENOENT') {
+      await fsp.mkdir(path.dirname(base), { recursive: true, mode: 0o700 })
+      return safeBase(base)
+    }
+    if (err.code !== 'EEXIST') throw err
+  }
+  const stat = await fsp.lstat(base)
+  if (ownerOk(stat)) return { base, replaced: false }
+  // Not ours (or a link, or open to others): never written into.
+  return { base: await fsp.mkdtemp(path.join(os.tmpdir(), 'zcopy-variants-')), replaced: true }
+}
+
+function alive (pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM'
+  }
+}
+
+// Removes the folders of stores whose process is gone. → Promise of how many.
+async function removeStale (base) {
+  let removed = 0
+  for (const name of await fsp.readdir(base)) {
+    const match = /^v-(\d+)-[0-9a-f]+$/.exec(name)
+    if (match === null || Number(match[1]) === process.pid || alive(Number(match[1]))) continue
+    await fsp.rm(path.join(base, name), { recursive: true, force: true }).then(() => removed++, () => {})
+  }
+  return removed
+}
+
+// → Promise of { dir, base, replaced, stale }: a new private folder for one store.
+async function makeStoreDir (base) {
+  const safe = await safeBase(base)
+  const stale = await removeStale(safe.base)
+  const dir = path.join(safe.base, `${PREFIX}${process.pid}-${crypto.randomBytes(6).toString('hex')}`)
+  await fsp.mkdir(dir, { mode: 0o700 })
+  const stat = await fsp.lstat(dir)
+  if (!ownerOk(stat, { private: true })) throw new Error(`${dir} is not a private folder of this user`)
+  return { dir, base: safe.base, replaced: safe.replaced, stale }
+}
+
+let temporaries = 0
+
+// Writes `bytes` to `file` whole or not at all. → Promise of the final file's
+// fs.Stats (after the rename, which changes its ctime).
+async function writeAtomically (file, bytes) {
+  const temporary = `${file}.${process.pid}.${++temporaries}.tmp`
+  let handle = null
+  try {
+    handle = await fsp.open(temporary, 'wx', 0o600)
+    let written = 0
+    while (written < bytes.length) {
+      const { bytesWritten } = await handle.write(bytes, written, bytes.length - written, written)
+      written += bytesWritten
+    }
+    await handle.close()
+    handle = null
+    await fsp.rename(temporary, file)
+    return await fsp.stat(file)
+  } catch (err) {
+    if (handle !== null) await handle.close().catch(() => {})
+    await fsp.unlink(temporary).catch(() => {})
+    throw err
+  }
+}
+
+module.exports = { makeStoreDir, removeStale, safeBase, writeAtomically }

@@ -1,0 +1,55 @@
+'use strict'
+
+// The codings zcopy compresses into, each with the level it uses. They run on
+// the compression threads (./worker.js, ./background.js); encode() here, zlib's
+// asynchronous API on libuv's pool, is the fallback where no thread can start.
+//
+// Levels: the best ratio that is affordable once per file. Measured on a 212 KiB
+// JavaScript bundle (docs/benchmarks.md): brotli 11 gives 41.2 KB for ~960 ms of
+// CPU per MiB, brotli 9 45.3 KB for ~100 ms/MiB, gzip 9 50.4 KB for ~31 ms/MiB
+// (gzip 6: 50.6 KB). A variant is made once and sent thousands of times, so
+// brotli 11 for files up to 1 MiB (at most about a second of one pool thread);
+// above that brotli 9, so that the 8 MiB cap costs under a second too. gzip
+// 9 and zstd 19 everywhere.
+//
+// Deterministic: the parameters depend only on the coding and the file's size,
+// and gzip's header carries no time or name (zlib writes mtime 0), so the same
+// file gives the same bytes with the same zlib (the Node line) everywhere.
+
+const zlib = require('node:zlib')
+
+const BROTLI_BEST_UP_TO = 1024 * 1024
+
+function brotliParams (size) {
+  const { constants } = zlib
+  return {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: size <= BROTLI_BEST_UP_TO ? 11 : 9,
+      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+      [constants.BROTLI_PARAM_SIZE_HINT]: size
+    }
+  }
+}
+
+const ENCODERS = {
+  br: (bytes, done) => zlib.brotliCompress(bytes, brotliParams(bytes.length), done),
+  gzip: (bytes, done) => zlib.gzip(bytes, { level: 9 }, done)
+}
+if (typeof zlib.zstdCompress === 'function') {
+  ENCODERS.zstd = (bytes, done) => zlib.zstdCompress(bytes, {
+    params: { [zlib.constants.ZSTD_c_compressionLevel]: 19, [zlib.constants.ZSTD_c_checksumFlag]: 0 }
+  }, done)
+}
+
+// What this Node can make, in the server's order of preference (br first: the
+// smallest; zstd before gzip).
+const AVAILABLE = Object.freeze(['br', 'zstd', 'gzip'].filter((encoding) => encoding in ENCODERS))
+
+// → Promise<Buffer> of `bytes` compressed into `encoding`.
+function encode (encoding, bytes) {
+  return new Promise((resolve, reject) => {
+    ENCODERS[encoding](bytes, (err, out) => err ? reject(err) : resolve(out))
+  })
+}
+
+module.exports = { AVAILABLE, encode, brotliParams }

@@ -1,0 +1,83 @@
+'use strict'
+
+// The `compress` option → false, or the frozen settings a VariantStore runs
+// with. `true` means the defaults; an object overrides some of them. Bad values
+// throw a TypeError (wrong kind) or a RangeError (out of range) at creation.
+
+const os = require('node:os')
+const path = require('node:path')
+const { AVAILABLE } = require('./encoders')
+const { typeFilter } = require('./types')
+
+const DEFAULTS = Object.freeze({
+  threshold: 1024, // no gain below ~1 KiB: headers and framing eat it
+  maxSize: 8 * 1024 * 1024, // above this the file is sent as it is
+  cacheBytes: 256 * 1024 * 1024, // bytes of variants on disk
+  concurrency: 1 // compressions at once, each holding one pool thread
+})
+
+const KEYS = new Set(['encodings', 'types', 'threshold', 'maxSize', 'cacheDir', 'cacheBytes', 'concurrency'])
+
+// The per-user default cache folder, in the system's temp folder.
+function defaultCacheDir () {
+  const user = typeof process.getuid === 'function' ? process.getuid() : os.userInfo().username
+  return path.join(os.tmpdir(), `zcopy-variants-${user}`)
+}
+
+function size (value, name, fallback, min) {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new TypeError(`option compress.${name} must be an integer`)
+  if (value < min) throw new RangeError(`option compress.${name} must be at least ${min}`)
+  return value
+}
+
+function encodingsOf (value) {
+  if (value === undefined) return AVAILABLE
+  if (!Array.isArray(value) || value.some((encoding) => typeof encoding !== 'string')) {
+    throw new TypeError(`option compress.encodings must be an array of ${['br', 'zstd', 'gzip'].map((e) => `'${e}'`).join(', ')}`)
+  }
+  for (const encoding of value) {
+    if (!['br', 'zstd', 'gzip'].includes(encoding)) throw new RangeError(`option compress.encodings: unknown coding ${JSON.stringify(encoding)}`)
+  }
+  // zstd where this Node's zlib has it: asked for elsewhere, it is left out.
+  const chosen = AVAILABLE.filter((encoding) => value.includes(encoding))
+  if (chosen.length === 0) throw new RangeError('option compress.encodings names no coding this Node can make')
+  return Object.freeze(chosen)
+}
+
+const functionIds = new WeakMap()
+function functionId (fn) {
+  if (!functionIds.has(fn)) functionIds.set(fn, `fn${++functionId.count}`)
+  return functionIds.get(fn)
+}
+functionId.count = 0
+
+function compressOptions (value) {
+  if (value === undefined || value === false || value === null) return false
+  if (value === true) value = {}
+  if (typeof value !== 'object' || Array.isArray(value)) throw new TypeError('option compress must be a boolean or an object')
+  for (const key of Object.keys(value)) {
+    if (!KEYS.has(key)) throw new TypeError(`unknown option compress.${key}`)
+  }
+  const cacheDir = value.cacheDir === undefined ? defaultCacheDir() : value.cacheDir
+  if (cacheDir !== false && (typeof cacheDir !== 'string' || cacheDir === '')) {
+    throw new TypeError('option compress.cacheDir must be a path or false')
+  }
+  const threshold = size(value.threshold, 'threshold', DEFAULTS.threshold, 0)
+  const maxSize = size(value.maxSize, 'maxSize', DEFAULTS.maxSize, 1)
+  if (maxSize < threshold) throw new RangeError('option compress.maxSize must not be below compress.threshold')
+  return Object.freeze({
+    encodings: encodingsOf(value.encodings),
+    types: typeFilter(value.types),
+    threshold,
+    maxSize,
+    cacheDir: cacheDir === false ? false : path.resolve(cacheDir),
+    cacheBytes: size(value.cacheBytes, 'cacheBytes', DEFAULTS.cacheBytes, 0),
+    concurrency: size(value.concurrency, 'concurrency', DEFAULTS.concurrency, 1),
+    // What identifies these settings, for sharing one store between sendFile calls.
+    signature: JSON.stringify([value.encodings, value.threshold, value.maxSize, cacheDir, value.cacheBytes, value.concurrency,
+      typeof value.types === 'function' ? functionId(value.types) : value.types])
+  })
+}
+
+module.exports = { DEFAULTS, compressOptions, defaultCacheDir }

@@ -1,0 +1,437 @@
+'use strict'
+
+// Compressed variants of served files, made once in the background and sent
+// from then on like the file itself (see docs/http.md, "Compressed variants").
+//
+// - A record per source path holds the identity the variants were made from
+//   (device, inode, size, mtime, ctime: the open-file cache's sameFile()) and the
+//   root proof it was opened under. A request whose file has another identity,
+//   or whose root has another proof, drops the record and its variants; so does
+//   a change the open-file cache's watches report (changed()), the same rule
+//   that drops its open files. A change while a variant is being made discards
+//   that variant: the source is read from the cache's open, proven descriptor,
+//   fstat'ed again after the read, and the record must still be current when
+//   the variant is done.
+// - The first request for a file is answered with the file itself; the coding
+//   it prefers is queued, and `concurrency` compressions run at once, on
+//   threads of their own at nice 19 (./background.js: not on the event loop,
+//   not on libuv's pool), so a burst of new files waits in the queue, never in
+//   front of requests, and takes only the CPU the requests leave.
+// - A variant of up to 64 KiB is kept in memory, within the open-file cache's
+//   `memoryCache` bytes (shared with its small files); a larger one (or one that
+//   does not fit there) is written to the store's own folder (./cache-dir) and
+//   sent from its descriptor by sendfile, opened through the open-file cache.
+//   The folder holds at most `cacheBytes`: the least recently used variants are
+//   removed first.
+// - Disk full, read-only or missing folder, a compression error: that file is
+//   sent as it is, one warning is emitted (per store), nothing is left behind.
+
+const crypto = require('node:crypto')
+const fs = require('node:fs')
+const path = require('node:path')
+const fsp = require('node:fs/promises')
+const Negotiator = require('negotiator')
+const { makeStoreDir, writeAtomically } = require('./cache-dir')
+const { compress } = require('./background')
+const { compressibleByName } = require('./types')
+const { contentTypeOf } = require('../headers')
+const { etagOf, lastModifiedOf } = require('./variant-headers')
+
+const IN_MEMORY = 64 * 1024 // the largest variant kept in memory (the memory cache's SMALL_FILE)
+const MAX_QUEUED = 1024 // variants waiting to be made; more are asked for again later
+const READ_CHUNK = 1024 * 1024 // a source is read 1 MiB per pool job
+const RANKINGS = 256 // Accept-Encoding values whose ranking is kept
+const MIN_SAVING = 0.05 // a variant saving less than 5 % is not kept
+const SUFFIX = { br: '.br', gzip: '.gz', zstd: '.zst' }
+
+function sameFile (a, b) {
+  return a.ino === b.ino && a.dev === b.dev && a.size === b.size &&
+    a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs
+}
+
+// Whether two root proofs (see ../open-confined.js) are of the same directory:
+// the same proof, or the same directory reopened (the open-file cache closes an
+// idle root's descriptor and reopens it later: its variants stay good).
+function sameProof (a, b) {
+  return a === b || (a !== null && b !== null && a.dev !== undefined && a.dev === b.dev && a.ino === b.ino)
+}
+
+// A stat-like object for a variant held in memory: the source's, with the
+// variant's size.
+function statWithSize (stat, size) {
+  return Object.assign(Object.create(Object.getPrototypeOf(stat)), stat, { size })
+}
+
+class SourceRecord {
+  constructor (file, stat, proof) {
+    this.path = file
+    this.stat = stat
+    this.proof = proof
+    this.variants = new Map() // encoding → Variant
+    this.pending = new Set() // encodings queued or being made
+    this.refused = new Set() // encodings not made for this version (error, no gain)
+    this.dropped = false
+  }
+}
+
+class Variant {
+  constructor (record, encoding, size) {
+    this.record = record
+    this.encoding = encoding
+    this.size = size
+    this.body = null // a memory variant's bytes
+    this.entry = null // a memory variant's stand-in for an open-file cache entry
+    this.path = null // a disk variant's file
+    this.stat = null // and its stat, to open it through the open-file cache
+    this.headers = null // { typePath, contentType, etag, lastModified }
+  }
+}
+
+class VariantStore {
+  // `config`: compressOptions(); `cache`: the OpenFileCache whose memory budget
+  // small variants share, whose entries are the sources read, and which opens
+  // the disk variants.
+  constructor (config, cache, { warn = defaultWarn } = {}) {
+    this.config = config
+    this.cache = cache
+    this.warn = warn
+    this.warned = false
+    this.compressible = compressibleByName(config.types)
+    this.preferred = { preferred: [...config.encodings, 'identity'] }
+    this.records = new Map() // source path → SourceRecord
+    this.rankings = new Map() // Accept-Encoding value → ranking(), at most RANKINGS
+    this.onDisk = new Map() // disk Variants, least recently used first
+    this.diskBytes = 0
+    this.memoryBytes = 0
+    this.queue = []
+    this.running = 0
+    this.idle = []
+    this.dir = null // Promise of the store's folder (null: not made yet; false: none)
+    this.dirPath = null
+    this.closed = false
+    this.counts = { made: 0, served: 0, evicted: 0, failed: 0, bytesSaved: 0, discarded: 0 }
+    this.unlisten = cache.onChange((changed) => this.changed(changed))
+    this.folder() // at start: the folders of processes that are gone are removed
+  }
+
+  // Whether a file, named `typePath`, of `size` bytes gets variants.
+  eligible (typePath, size) {
+    return size >= this.config.threshold && size <= this.config.maxSize && size > 0 && this.compressible(typePath)
+  }
+
+  // → { variant, vary, wanted } for a request for the file `located` ({ path,
+  // stat }), named `typePath`, in a scope whose root proof is now `proof`:
+  // the variant to send (or null: the file itself), whether the answer depends on
+  // Accept-Encoding, and the coding to make for later requests (or null).
+  choose (req, located, typePath, proof) {
+    const { stat } = located
+    if (this.closed || !this.eligible(typePath, stat.size)) return NOT_ELIGIBLE
+    let record = this.records.get(located.path)
+    if (record !== undefined && (!sameFile(record.stat, stat) || !sameProof(record.proof, proof))) {
+      this.drop(record)
+      record = undefined
+    }
+    const ranked = this.ranking(req.headers['accept-encoding'])
+    const best = ranked[0]
+    if (best === undefined || best === 'identity') return IDENTITY_VARYING
+    // The client's best coding that is ready, unless it prefers identity to it.
+    let variant = null
+    if (record !== undefined && record.variants.size > 0) {
+      for (const encoding of ranked) {
+        if (encoding === 'identity') break
+        variant = record.variants.get(encoding) || null
+        if (variant !== null) break
+      }
+    }
+    if (variant !== null && variant.encoding === best) return { variant, vary: true, wanted: null }
+    const wanted = record !== undefined && (record.pending.has(best) || record.refused.has(best)) ? null : best
+    return { variant, vary: true, wanted }
+  }
+
+  // → the codings this store makes, and identity, that an Accept-Encoding
+  // header accepts, best first (negotiator: q-values, `*`, the server's order
+  // on a tie), kept per header value (a few values come again and again).
+  ranking (header = '') {
+    let ranked = this.rankings.get(header)
+    if (ranked === undefined) {
+      ranked = new Negotiator({ headers: { 'accept-encoding': header } }).encodings(this.preferred.preferred, this.preferred)
+      if (this.rankings.size >= RANKINGS) this.rankings.clear()
+      this.rankings.set(header, ranked)
+    }
+    return ranked
+  }
+
+  // The file itself was sent for a request that wanted `encoding`: queue making
+  // it, from `entry`, the open-file cache's open entry of the file (its
+  // descriptor and fstat, proven in its scope).
+  want (entry, encoding) {
+    if (this.closed || encoding === null || entry.evicted || entry.stat === null) return
+    let record = this.records.get(entry.path)
+    if (record !== undefined && (!sameFile(record.stat, entry.stat) || !sameProof(record.proof, entry.proof))) {
+      this.drop(record)
+      record = undefined
+    }
+    if (record === undefined) {
+      record = new SourceRecord(entry.path, entry.stat, entry.proof)
+      this.records.set(entry.path, record)
+      this.trimRecords()
+    }
+    if (record.pending.has(encoding) || record.refused.has(encoding) || record.variants.has(encoding)) return
+    if (this.queue.length >= MAX_QUEUED) return
+    record.pending.add(encoding)
+    this.queue.push({ record, entry, encoding })
+    this.pump()
+  }
+
+  // A variant was sent: `full` when the whole body (not a range, not HEAD).
+  sent (variant, full) {
+    this.counts.served++
+    if (full) this.counts.bytesSaved += variant.record.stat.size - variant.size
+    if (variant.path !== null && this.onDisk.has(variant)) {
+      this.onDisk.delete(variant)
+      this.onDisk.set(variant, true)
+    }
+  }
+
+  pump () {
+    while (this.running < this.config.concurrency && this.queue.length > 0) {
+      const job = this.queue.shift()
+      this.running++
+      this.make(job).catch((err) => this.failed(job, err)).finally(() => {
+        job.record.pending.delete(job.encoding)
+        this.running--
+        if (this.running === 0 && this.queue.length === 0) this.settleIdle()
+        this.pump()
+      })
+    }
+  }
+
+  async make ({ record, entry, encoding }) {
+    if (record.dropped || entry.evicted || this.closed) return this.discard()
+    const size = record.stat.size
+    const source = Buffer.allocUnsafe(size)
+    entry.users++ // its descriptor stays open while it is read
+    let after
+    try {
+      let read = 0
+      while (read < size) {
+        const n = await readAt(entry.fd, source, read, Math.min(size - read, READ_CHUNK))
+        if (n === 0) break
+        read += n
+      }
+      after = read === size ? await fstatOf(entry.fd) : null
+    } finally {
+      this.cache.release(entry)
+    }
+    if (after === null || !sameFile(after, record.stat) || record.dropped) return this.discard()
+    const out = await compress(encoding, source, this.config.concurrency)
+    if (record.dropped || this.closed) return this.discard()
+    if (out.length > size * (1 - MIN_SAVING)) {
+      record.refused.add(encoding) // not worth it: the file is sent as it is
+      return
+    }
+    const variant = new Variant(record, encoding, out.length)
+    variant.headers = {
+      typePath: record.path,
+      contentType: contentTypeOf(record.path),
+      etag: etagOf(record.stat, encoding, out.length),
+      lastModified: lastModifiedOf(record.stat)
+    }
+    if (out.length <= IN_MEMORY && this.cache.reserveMemory(out.length)) {
+      variant.body = out
+      variant.entry = memoryEntry(record, variant)
+      this.memoryBytes += out.length
+    } else if (!(await this.toDisk(variant, out))) {
+      return
+    }
+    if (record.dropped || this.closed) {
+      this.remove(variant)
+      return this.discard()
+    }
+    record.variants.set(encoding, variant)
+    this.counts.made++
+  }
+
+  // Writes `variant`'s bytes `out` to the store's folder. → Promise of whether
+  // it is there (false: no folder, or the write failed; warned about).
+  async toDisk (variant, out) {
+    const dir = await this.folder()
+    if (dir === false || this.config.cacheBytes < out.length) {
+      variant.record.refused.add(variant.encoding)
+      return false
+    }
+    const { stat } = variant.record
+    const name = `${crypto.createHash('sha256').update(variant.record.path).digest('hex').slice(0, 16)}-${stat.dev}-${stat.ino}-${Math.round(stat.ctimeMs * 1000)}${SUFFIX[variant.encoding]}`
+    const file = path.join(dir, name)
+    variant.stat = await writeAtomically(file, out)
+    variant.path = file
+    this.diskBytes += out.length
+    this.onDisk.set(variant, true)
+    this.evictDisk()
+    return true
+  }
+
+  // → Promise of the store's folder, made on first use, or false.
+  folder () {
+    if (this.config.cacheDir === false) return Promise.resolve(false)
+    if (this.dir === null) {
+      this.dir = makeStoreDir(this.config.cacheDir).then(({ dir }) => {
+        this.dirPath = dir
+        if (this.closed) fsp.rm(dir, { recursive: true, force: true }).catch(() => {})
+        return dir
+      }, (err) => {
+        this.warnOnce(`cannot use ${this.config.cacheDir} for compressed variants (${err.code || err.message}): larger files are sent uncompressed`)
+        return false
+      })
+    }
+    return this.dir
+  }
+
+  evictDisk () {
+    for (const variant of this.onDisk.keys()) {
+      if (this.diskBytes <= this.config.cacheBytes) return
+      variant.record.variants.delete(variant.encoding)
+      this.remove(variant)
+      this.counts.evicted++
+    }
+  }
+
+  // Lets go of `variant`'s bytes: its memory, or its file (a response still
+  // sending it keeps its descriptor; the open-file cache closes it after).
+  remove (variant) {
+    if (variant.body !== null) {
+      this.cache.freeMemory(variant.body.length)
+      this.memoryBytes -= variant.body.length
+      variant.body = null
+      variant.entry.body = null
+    }
+    if (variant.path !== null && this.onDisk.delete(variant)) {
+      this.diskBytes -= variant.size
+      this.cache.forgetFile(variant.path)
+      fsp.unlink(variant.path).catch(() => {})
+    }
+  }
+
+  failed ({ record, encoding }, err) {
+    record.refused.add(encoding)
+    this.counts.failed++
+    this.warnOnce(`could not make a compressed variant of ${record.path} (${err.code || err.message}): it is sent uncompressed`)
+  }
+
+  discard () {
+    this.counts.discarded++
+  }
+
+  warnOnce (message) {
+    if (this.warned) return
+    this.warned = true
+    this.warn(message)
+  }
+
+  drop (record) {
+    if (record.dropped) return
+    record.dropped = true
+    if (this.records.get(record.path) === record) this.records.delete(record.path)
+    for (const variant of record.variants.values()) {
+      this.remove(variant)
+      this.counts.evicted++
+    }
+    record.variants.clear()
+  }
+
+  // Keeps at most as many records as the open-file cache may hold files (and
+  // 1,024 at least): the oldest go first.
+  trimRecords () {
+    const max = Math.max(1024, this.cache.max)
+    for (const record of this.records.values()) {
+      if (this.records.size <= max) return
+      this.drop(record)
+    }
+  }
+
+  // The open-file cache heard a change at `changed`: records of it or below it go.
+  changed (changed) {
+    const below = changed + path.sep
+    for (const record of this.records.values()) {
+      if (record.path === changed || record.path.startsWith(below)) this.drop(record)
+    }
+  }
+
+  // → Promise resolved once no variant is being made or waits to be.
+  whenIdle () {
+    if (this.running === 0 && this.queue.length === 0) return Promise.resolve()
+    return new Promise((resolve) => this.idle.push(resolve))
+  }
+
+  settleIdle () {
+    const waiting = this.idle
+    this.idle = []
+    for (const resolve of waiting) resolve()
+  }
+
+  stats () {
+    return {
+      made: this.counts.made,
+      served: this.counts.served,
+      evicted: this.counts.evicted,
+      failed: this.counts.failed,
+      discarded: this.counts.discarded,
+      bytesSaved: this.counts.bytesSaved,
+      pending: this.queue.length + this.running,
+      memoryBytes: this.memoryBytes,
+      diskBytes: this.diskBytes,
+      cacheDir: this.dirPath
+    }
+  }
+
+  // Drops every variant and removes the store's folder. → Promise.
+  async close () {
+    this.closed = true
+    this.unlisten()
+    for (const record of Array.from(this.records.values())) this.drop(record)
+    this.queue.length = 0
+    await this.whenIdle()
+    const dir = this.dir === null ? false : await this.dir
+    if (dir !== false) await fsp.rm(dir, { recursive: true, force: true }).catch(() => {})
+    this.dir = null
+    this.dirPath = null
+    this.closed = false // usable again, as the open-file cache is after clear()
+    this.unlisten = this.cache.onChange((changed) => this.changed(changed))
+  }
+}
+
+const NOT_ELIGIBLE = Object.freeze({ variant: null, vary: false, wanted: null })
+const IDENTITY_VARYING = Object.freeze({ variant: null, vary: true, wanted: null })
+
+// The stand-in for an open-file cache entry that serve-file.js answers a memory
+// variant with (its body is sent, its descriptor never used).
+function memoryEntry (record, variant) {
+  return {
+    path: record.path + SUFFIX[variant.encoding],
+    fd: -1,
+    stat: statWithSize(record.stat, variant.size),
+    body: variant.body,
+    headers: variant.headers,
+    users: 0,
+    evicted: false,
+    variant
+  }
+}
+
+function readAt (fd, buffer, offset, length) {
+  return new Promise((resolve, reject) => {
+    fs.read(fd, buffer, offset, length, offset, (err, n) => err ? reject(err) : resolve(n))
+  })
+}
+
+function fstatOf (fd) {
+  return new Promise((resolve, reject) => {
+    fs.fstat(fd, (err, stat) => err ? reject(err) : resolve(stat))
+  })
+}
+
+function defaultWarn (message) {
+  process.emitWarning(message, { code: 'ZCOPY_COMPRESS' })
+}
+
+module.exports = { IN_MEMORY, VariantStore, sameFile }
