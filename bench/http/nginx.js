@@ -27,7 +27,7 @@ function nginxVersion () {
 
 function config (root, port, prefix, workers, tls) {
   const listen = tls
-    ? `listen 127.0.0.1:${port} ssl;\n    ssl_certificate ${tls.cert};\n    ssl_certificate_key ${tls.key};\n    ssl_protocols TLSv1.3;\n    ssl_session_cache shared:SSL:10m;`
+    ? `listen 127.0.0.1:${port} ssl${tls.http2 ? ' http2' : ''};\n    ssl_certificate ${tls.cert};\n    ssl_certificate_key ${tls.key};\n    ssl_protocols TLSv1.3;\n    ssl_session_cache shared:SSL:10m;`
     : `listen 127.0.0.1:${port};`
   return `
 user root;
@@ -58,7 +58,8 @@ http {
 }
 
 // → { pid, stop() } once nginx accepts connections (pid: the master's). `tls`:
-// { cert, key } to listen with TLS 1.3 (nginx's own OpenSSL, no kTLS here).
+// { cert, key, http2? } to listen with TLS 1.3 (nginx's own OpenSSL, no kTLS
+// here), with HTTP/2 beside HTTP/1.1 when `http2`.
 async function startNginx (root, port, workers = 1, tls = null) {
   const prefix = mkdtempSync(join(tmpdir(), 'zcopy-nginx-'))
   writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix, workers, tls))

@@ -11,13 +11,14 @@ const { join } = require('node:path')
 const CLI = join(__dirname, '..', '..', 'bin', 'zcopy.js')
 const LISTENING = /at https?:\/\/[^ ]+:(\d+)\/ \(/
 
-// `tls`: { cert, key } to serve HTTPS (--ssl-cert, --ssl-key); `env`: variables
+// `tls`: { cert, key, http2? } to serve HTTPS (--ssl-cert, --ssl-key; --http2
+// when `http2`); `env`: variables
 // set for it on top of this process's (e.g. ZCOPY_PREBUILD); `cli`: the
 // bin/zcopy.js to run (another checkout's; default this one's); `wrap`: an argv
 // prefix that runs Node (e.g. ['valgrind', '--tool=callgrind']); `signal`: an
 // AbortSignal that kills it.
 async function startZcopyServe (root, workers, { tls = null, env = {}, cli = CLI, wrap = [], signal } = {}) {
-  const certificate = tls ? ['--ssl-cert', tls.cert, '--ssl-key', tls.key] : []
+  const certificate = tls ? ['--ssl-cert', tls.cert, '--ssl-key', tls.key, ...(tls.http2 ? ['--http2'] : [])] : []
   const [command, ...prefix] = [...wrap, process.execPath]
   const child = spawn(command, [...prefix, cli, 'serve', root, '--port', '0', '--quiet', '--workers', String(workers), ...certificate], {
     stdio: ['ignore', 'pipe', 'inherit'],

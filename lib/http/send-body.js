@@ -26,7 +26,7 @@ const net = require('node:net')
 const { sendRange } = require('../pipe-file')
 const { watchHangup } = require('./hangup')
 const { promiseOf } = require('./promise-of')
-const { copyToResponse } = require('./response-body')
+const { copyToResponse, writeToResponse, PIECE_SIZE } = require('./response-body')
 const { native, zeroCopyAvailable } = require('../binding')
 const { socketFd } = require('../destination')
 
@@ -163,6 +163,24 @@ function toResponse (req, res, fd, { start, end }) {
   })
 }
 
+// Sends `bytes`, a body from memory, when its copies would cost: over TLS each
+// byte handed to the response is encrypted at once and held until the client
+// reads it, so a body bigger than a piece goes out in pieces, as a file's does
+// (response-body.js). → Promise of { bytes, zeroCopy, fromMemory, complete }, or
+// undefined when it went out whole now (Node writes the head and the bytes
+// together; over plain TCP and HTTP/2 nothing is copied per client).
+function sendBytes (req, res, bytes) {
+  if (bytes.length <= PIECE_SIZE || req.httpVersionMajor !== 1 || !req.socket.encrypted) {
+    res.end(bytes)
+    return undefined
+  }
+  const hangup = watchHangup(req, res)
+  return writeToResponse(bytes, res, hangup).then(({ bytes, complete }) => {
+    hangup.dispose()
+    return { bytes, zeroCopy: false, fromMemory: true, complete }
+  })
+}
+
 // Sends bytes [start, end] of `fd` (kept open by the caller until this settles).
 // Resolves with { bytes, zeroCopy, complete }: complete once the body is out, not
 // when the client went away first (bytes: what was sent until then; none when it
@@ -179,4 +197,4 @@ function sendBody (req, res, fd, range, { ownEncoding }) {
   })
 }
 
-module.exports = { copiesBody, sendBody }
+module.exports = { copiesBody, sendBody, sendBytes }

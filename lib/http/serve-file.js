@@ -12,7 +12,7 @@ const { httpError, isHttpError, lookupError } = require('./http-error')
 const { negotiateEncoding, siblingNames, siblingsOf } = require('./precompressed')
 const { isConditional, notModified, preconditionFailed } = require('./preconditions')
 const { selectRange } = require('./range')
-const { copiesBody, sendBody } = require('./send-body')
+const { copiesBody, sendBody, sendBytes } = require('./send-body')
 
 // What serveFile() returns when it answered in the call: nothing left to wait for.
 const ANSWERED = Promise.resolve()
@@ -226,8 +226,9 @@ const RESPONSE = Object.freeze({
   handsOver: false,
   // No body: HEAD, 304, an empty range.
   none (req, res, entry) { res.end() },
-  // The whole body, from memory: Node writes the head and these bytes together.
-  bytes (req, res, entry, bytes) { res.end(bytes) },
+  // The whole body, from memory: Node writes the head and these bytes together,
+  // or, over TLS, in pieces (→ Promise of what onSent hears).
+  bytes (req, res, entry, bytes) { return sendBytes(req, res, bytes) },
   // An inclusive byte range of the open file. → Promise of what onSent hears.
   file (req, res, entry, range, ownEncoding) { return sendBody(req, res, entry.fd, range, { ownEncoding }) }
 })
@@ -274,8 +275,8 @@ function answer (req, res, file, options, delivery) {
   if (file.variant !== undefined) options.variants.sent(file.variant, length === size)
   const body = memoryBody(entry, copied)
   if (body !== null) {
-    delivery.bytes(req, res, entry, length === size ? body : body.subarray(range.start, range.end + 1))
-    return fromMemory(length)
+    const sent = delivery.bytes(req, res, entry, length === size ? body : body.subarray(range.start, range.end + 1))
+    return sent ?? fromMemory(length)
   }
   return delivery.file(req, res, entry, range, encoding !== null)
 }

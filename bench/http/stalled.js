@@ -1,0 +1,192 @@
+'use strict'
+
+// Memory held for clients that ask for a file and stop reading (issue 47):
+//
+//   node bench/http/stalled.js [--protocol tls|h2] [--clients 1000] [--streams 100]
+//                              [--waves 3] [--servers 'zcopy serve,nginx'] [--cli PATH]
+//
+// Each server in its own process, over TLS 1.3 with one self-signed certificate
+// (HTTP/1.1, or HTTP/2 with --protocol h2: --clients sessions of --streams
+// requests each); the clients in another (stalled-client.js) ask for a 64 MiB
+// and a 900 KiB file in turn and never read. Per wave: the clients connect, the
+// server's memory is read once it stopped growing (the RSS of the server and its
+// children, from /proc), the clients close, it is read again once it settled.
+// Prints, per server, the idle RSS, each wave's loaded and after-close RSS, and
+// the memory per stalled client (first wave's growth over the idle RSS, divided
+// by the requests). --cli: another checkout's bin/zcopy.js, for an A/B.
+
+const { fork } = require('node:child_process')
+const { once } = require('node:events')
+const { mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs')
+const { tmpdir } = require('node:os')
+const { join } = require('node:path')
+const { parseArgs } = require('node:util')
+const { freePort } = require('./free-port')
+const { machineLine } = require('./machine')
+const { nginxInstalled, startNginx } = require('./nginx')
+const { makeCertificate } = require('./tls')
+const { startZcopyServe } = require('./zcopy-serve')
+
+const FILES = { 'big.bin': 64 * 2 ** 20, 'medium.bin': 900 * 1024 }
+const SETTLE_MS = 2000 // memory counts as settled once it moved < 1 % in that long
+const SETTLE_LIMIT_MS = 30_000
+
+const USAGE = 'usage: node bench/http/stalled.js [--protocol tls|h2] [--clients N] [--streams N] ' +
+  "[--waves N] [--servers 'zcopy serve,nginx'] [--cli PATH]"
+
+function usage (message) {
+  console.error(`bench/http/stalled.js: ${message}\n${USAGE}`)
+  process.exit(2)
+}
+
+function positive (name, text) {
+  const value = Number(text)
+  if (!Number.isInteger(value) || value < 1) usage(`--${name} must be a positive integer, got ${JSON.stringify(text)}`)
+  return value
+}
+
+function options () {
+  let values
+  try {
+    ({ values } = parseArgs({
+      options: {
+        protocol: { type: 'string', default: 'tls' },
+        clients: { type: 'string' },
+        streams: { type: 'string', default: '100' },
+        waves: { type: 'string', default: '3' },
+        servers: { type: 'string', default: 'zcopy serve,nginx' },
+        cli: { type: 'string' },
+        help: { type: 'boolean', default: false }
+      }
+    }))
+  } catch (err) {
+    usage(err.message)
+  }
+  if (values.help) {
+    console.log(USAGE)
+    process.exit(0)
+  }
+  if (!['tls', 'h2'].includes(values.protocol)) usage(`--protocol is tls or h2, got ${JSON.stringify(values.protocol)}`)
+  const h2 = values.protocol === 'h2'
+  const servers = values.servers.split(',').map((name) => name.trim())
+  for (const name of servers) if (!['zcopy serve', 'nginx'].includes(name)) usage(`unknown server ${JSON.stringify(name)}`)
+  return {
+    h2,
+    clients: positive('clients', values.clients ?? (h2 ? '20' : '1000')),
+    streams: h2 ? positive('streams', values.streams) : 1,
+    waves: positive('waves', values.waves),
+    servers: servers.filter((name) => name !== 'nginx' || nginxInstalled()),
+    cli: values.cli
+  }
+}
+
+// The resident memory of `pid` and its children, in KiB.
+function rssTree (pid) {
+  let total = 0
+  const stack = [pid]
+  while (stack.length > 0) {
+    const id = stack.pop()
+    try {
+      total += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${id}/status`, 'utf8'))[1])
+      const children = readFileSync(`/proc/${id}/task/${id}/children`, 'utf8').trim()
+      if (children) stack.push(...children.split(/\s+/).map(Number))
+    } catch {} // gone meanwhile
+  }
+  return total
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// The RSS once it stopped moving (< 1 % over SETTLE_MS), or after SETTLE_LIMIT_MS.
+async function settledRss (pid) {
+  const started = Date.now()
+  let last = rssTree(pid)
+  while (Date.now() - started < SETTLE_LIMIT_MS) {
+    await sleep(SETTLE_MS)
+    const now = rssTree(pid)
+    if (Math.abs(now - last) < last / 100) return now
+    last = now
+  }
+  return last
+}
+
+function ask (client, message) {
+  client.send(message)
+  return once(client, 'message').then(([reply]) => reply)
+}
+
+async function startServer (name, root, tls, cli) {
+  if (name === 'nginx') {
+    const port = await freePort()
+    const nginx = await startNginx(root, port, 1, tls)
+    return { port, ...nginx }
+  }
+  return startZcopyServe(root, 1, { tls, ...(cli ? { cli } : {}) })
+}
+
+async function measure (name, root, tls, { h2, clients, streams, waves, cli }) {
+  const server = await startServer(name, root, tls, cli)
+  const client = fork(join(__dirname, 'stalled-client.js'), { stdio: 'inherit' })
+  try {
+    await sleep(1000)
+    const idle = await settledRss(server.pid)
+    const rows = []
+    for (let wave = 1; wave <= waves; wave++) {
+      const { opened, failed } = await ask(client, {
+        open: { protocol: h2 ? 'h2' : 'tls', port: server.port, paths: Object.keys(FILES).map((file) => `/${file}`), connections: clients, streams }
+      })
+      const loaded = await settledRss(server.pid)
+      await ask(client, { close: true })
+      const after = await settledRss(server.pid)
+      rows.push({ wave, opened, failed, loaded, after })
+    }
+    return { name, idle, rows }
+  } finally {
+    client.kill()
+    await server.stop()
+  }
+}
+
+const mib = (kib) => (kib / 1024).toFixed(0)
+
+function report ({ name, idle, rows }, requests) {
+  const first = rows[0]
+  const perClient = (first.loaded - idle) / requests
+  console.log(`\n${name}: idle ${mib(idle)} MiB; per stalled request ${perClient.toFixed(0)} KiB (wave 1)`)
+  console.log('| wave | requests answered (failed) | loaded MiB | after close MiB |')
+  console.log('|---:|---:|---:|---:|')
+  for (const { wave, opened, failed, loaded, after } of rows) {
+    console.log(`| ${wave} | ${opened} (${failed}) | ${mib(loaded)} | ${mib(after)} |`)
+  }
+  const last = rows[rows.length - 1]
+  console.log(`last wave's peak ÷ first's: ${(last.loaded / first.loaded).toFixed(2)}×; after the last wave ÷ idle: ${(last.after / idle).toFixed(2)}×`)
+  return perClient
+}
+
+async function main () {
+  const settings = options()
+  const root = mkdtempSync(join(tmpdir(), 'zcopy-stalled-'))
+  const tls = { ...makeCertificate(), http2: settings.h2 }
+  try {
+    for (const [file, size] of Object.entries(FILES)) writeFileSync(join(root, file), Buffer.alloc(size, 'z'))
+    const requests = settings.clients * settings.streams
+    console.log(machineLine())
+    console.log(`stalled clients: ${settings.h2 ? `${settings.clients} HTTP/2 sessions × ${settings.streams} streams` : `${settings.clients} HTTP/1.1 connections`} over TLS 1.3, ` +
+      `${Object.keys(FILES).join(' and ')} in turn, never read; ${settings.waves} waves; ${new Date().toISOString()}`)
+    const perClient = {}
+    for (const name of settings.servers) {
+      perClient[name] = report(await measure(name, root, tls, settings), requests)
+    }
+    if (perClient.nginx && perClient['zcopy serve']) {
+      console.log(`\nper stalled request, zcopy serve ÷ nginx: ${(perClient['zcopy serve'] / perClient.nginx).toFixed(2)}×`)
+    }
+  } finally {
+    tls.remove()
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

@@ -1,0 +1,91 @@
+'use strict'
+
+// The read buffers of bodies copied through user space (TLS, HTTP/2, the
+// pure-JS fallback, compression middleware; see response-body.js): pieces of one
+// size, shared by every response of the process.
+//
+// - A budget bounds the bytes all responses together hold read ahead: pieces
+//   taken and not given back yet (read, or handed to res.write and not written
+//   out). Past it, take() gives nothing and waitForPiece() waits for one to come
+//   back: nothing fails, and the responses whose clients read get their pieces
+//   back first, so they go on first.
+// - Pieces given back are kept for the next reads (allocating a buffer per read
+//   is a churn of external memory that makes V8 collect without pause under load
+//   and leaves the heap fragmented), up to `keep`, and none once a whole `idleMs`
+//   went by without one taken: a burst of clients leaves nothing behind.
+
+class PiecePool {
+  constructor ({ pieceSize, budget, keep, idleMs }) {
+    this.pieceSize = pieceSize
+    this.limit = Math.max(1, Math.floor(budget / pieceSize))
+    this.keep = keep
+    this.idleMs = idleMs
+    this.out = 0 // pieces taken and not given back
+    this.spares = []
+    this.waiters = []
+    this.taken = false // a piece was taken since the last sweep
+    this.sweeper = null
+  }
+
+  // Bytes held read ahead now, and kept for reuse.
+  get held () {
+    return this.out * this.pieceSize
+  }
+
+  get kept () {
+    return this.spares.length * this.pieceSize
+  }
+
+  // → up to `count` pieces (at least one), or an empty array when the budget is
+  // spent (then waitForPiece()).
+  take (count) {
+    const granted = Math.min(count, this.limit - this.out)
+    const pieces = []
+    for (let i = 0; i < granted; i++) pieces.push(this.spares.pop() ?? Buffer.allocUnsafeSlow(this.pieceSize))
+    this.out += pieces.length
+    if (pieces.length > 0) this.taken = true
+    return pieces
+  }
+
+  // → a promise that resolves once a piece came back (take() may then give one).
+  waitForPiece () {
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+
+  give (piece) {
+    this.out--
+    if (this.spares.length < this.keep) {
+      this.spares.push(piece)
+      this.startSweeping()
+    }
+    const waiter = this.waiters.shift()
+    if (waiter !== undefined) waiter()
+  }
+
+  // A piece Node may still read (its write failed): it no longer counts, and is
+  // not reused.
+  forget () {
+    this.out--
+    const waiter = this.waiters.shift()
+    if (waiter !== undefined) waiter()
+  }
+
+  startSweeping () {
+    if (this.sweeper !== null) return
+    this.sweeper = setInterval(() => this.sweep(), this.idleMs)
+    this.sweeper.unref()
+  }
+
+  // Drops every spare when none was taken since the last sweep.
+  sweep () {
+    if (this.taken) {
+      this.taken = false
+      return
+    }
+    this.spares.length = 0
+    clearInterval(this.sweeper)
+    this.sweeper = null
+  }
+}
+
+module.exports = { PiecePool }

@@ -1,0 +1,76 @@
+// The pool of read pieces shared by bodies copied through user space
+// (lib/http/piece-pool.js): bounded by a budget, waiters served as pieces come
+// back, spares reused and dropped once idle; and the budget's setting
+// (lib/http/copy-budget.js).
+import { describe, expect, it } from 'vitest'
+import { PiecePool } from '../../lib/http/piece-pool.js'
+import { DEFAULT_BUDGET, copyBudget, parseBudget } from '../../lib/http/copy-budget.js'
+
+describe('PiecePool', () => {
+  it('gives at most the budget in pieces, then nothing until one comes back', async () => {
+    const pool = new PiecePool({ pieceSize: 1024, budget: 3 * 1024, keep: 8, idleMs: 60_000 })
+    const first = pool.take(2)
+    expect(first.map((piece) => piece.length)).toEqual([1024, 1024])
+    expect(pool.take(5)).toHaveLength(1) // what is left of the budget
+    expect(pool.take(1)).toEqual([])
+    expect(pool.held).toBe(3 * 1024)
+    const waiting = pool.waitForPiece()
+    pool.give(first[0])
+    await waiting
+    const again = pool.take(1)
+    expect(again[0]).toBe(first[0]) // the spare, reused
+    expect(pool.held).toBe(3 * 1024)
+  })
+
+  it('wakes waiters in order, one per piece back; a forgotten piece frees its place', async () => {
+    const pool = new PiecePool({ pieceSize: 1024, budget: 2048, keep: 8, idleMs: 60_000 })
+    const [a, b] = pool.take(2)
+    const woken = []
+    pool.waitForPiece().then(() => woken.push(1))
+    pool.waitForPiece().then(() => woken.push(2))
+    pool.give(a)
+    await Promise.resolve()
+    expect(woken).toEqual([1])
+    pool.forget(b) // a failed write: Node may still read it, it is not reused
+    await Promise.resolve()
+    expect(woken).toEqual([1, 2])
+    expect(pool.held).toBe(0)
+    expect(pool.kept).toBe(1024)
+  })
+
+  it('keeps at most `keep` spares, and none after an idle period', async () => {
+    const pool = new PiecePool({ pieceSize: 1024, budget: 10 * 1024, keep: 2, idleMs: 20 })
+    for (const piece of pool.take(4)) pool.give(piece)
+    expect(pool.kept).toBe(2048)
+    const deadline = Date.now() + 10_000
+    while (pool.kept > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(pool.kept).toBe(0)
+  })
+})
+
+describe('ZCOPY_COPY_BUDGET', () => {
+  it('reads bytes, or a size with a binary unit', () => {
+    expect(parseBudget('1048576')).toBe(2 ** 20)
+    expect(parseBudget('64MiB')).toBe(64 * 2 ** 20)
+    expect(parseBudget('512 kib')).toBe(512 * 1024)
+    expect(parseBudget('1.5GiB')).toBe(1.5 * 2 ** 30)
+    for (const bad of ['', '-1', '0', 'lots', '12MB', '1e9']) expect(parseBudget(bad)).toBeNull()
+  })
+
+  it('keeps the default, with a warning, for a value that is not a size', () => {
+    expect(copyBudget({})).toBe(DEFAULT_BUDGET)
+    expect(copyBudget({ ZCOPY_COPY_BUDGET: '8MiB' })).toBe(8 * 2 ** 20)
+    const warnings = []
+    const onWarning = (warning) => warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      expect(copyBudget({ ZCOPY_COPY_BUDGET: 'plenty' })).toBe(DEFAULT_BUDGET)
+    } finally {
+      return new Promise((resolve) => setImmediate(() => {
+        process.off('warning', onWarning)
+        expect(warnings.map((warning) => warning.code)).toEqual(['ZCOPY_BAD_COPY_BUDGET'])
+        resolve()
+      }))
+    }
+  })
+})
