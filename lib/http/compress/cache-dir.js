@@ -70,10 +70,22 @@ async function makeStoreDir (base) {
   const safe = await safeBase(base)
   const stale = await removeStale(safe.base)
   const dir = path.join(safe.base, `${PREFIX}${process.pid}-${crypto.randomBytes(6).toString('hex')}`)
-  await fsp.mkdir(dir, { mode: 0o700 })
+  try {
+    await fsp.mkdir(dir, { mode: 0o700 })
+  } catch (err) {
+    if (err.code === 'ENOENT') return makeStoreDir(base) // the last store of another process removed the base
+    throw err
+  }
   const stat = await fsp.lstat(dir)
   if (!ownerOk(stat, { private: true })) throw new Error(`${dir} is not a private folder of this user`)
   return { dir, base: safe.base, replaced: safe.replaced, stale }
+}
+
+// Removes a store's folder, and (`withBase`) its base when that is then empty
+// (another store still in it keeps it: rmdir fails, quietly). → Promise.
+async function removeStoreDir (dir, withBase) {
+  await fsp.rm(dir, { recursive: true, force: true }).catch(() => {})
+  if (withBase) await fsp.rmdir(path.dirname(dir)).catch(() => {})
 }
 
 let temporaries = 0
@@ -101,4 +113,4 @@ async function writeAtomically (file, bytes) {
   }
 }
 
-module.exports = { makeStoreDir, removeStale, safeBase, writeAtomically }
+module.exports = { makeStoreDir, removeStale, removeStoreDir, safeBase, writeAtomically }

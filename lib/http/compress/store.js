@@ -31,9 +31,10 @@ const fs = require('node:fs')
 const path = require('node:path')
 const fsp = require('node:fs/promises')
 const Negotiator = require('negotiator')
-const { makeStoreDir, writeAtomically } = require('./cache-dir')
+const { makeStoreDir, removeStoreDir, writeAtomically } = require('./cache-dir')
 const { compress } = require('./background')
 const { compressibleByName } = require('./types')
+const { defaultCacheDir } = require('./options')
 const { contentTypeOf } = require('../headers')
 const { etagOf, lastModifiedOf } = require('./variant-headers')
 
@@ -108,6 +109,7 @@ class VariantStore {
     this.idle = []
     this.dir = null // Promise of the store's folder (null: not made yet; false: none)
     this.dirPath = null
+    this.ownBase = false // the folder the store's own is in is zcopy's to remove once empty
     this.closed = false
     this.counts = { made: 0, served: 0, evicted: 0, failed: 0, bytesSaved: 0, discarded: 0 }
     this.unlisten = cache.onChange((changed) => this.changed(changed))
@@ -275,9 +277,11 @@ class VariantStore {
   folder () {
     if (this.config.cacheDir === false) return Promise.resolve(false)
     if (this.dir === null) {
-      this.dir = makeStoreDir(this.config.cacheDir).then(({ dir }) => {
+      this.dir = makeStoreDir(this.config.cacheDir).then(({ dir, base }) => {
+        // The default base (per user, in the temp folder), or one mkdtemp made in its place.
+        this.ownBase = base !== this.config.cacheDir || base === defaultCacheDir()
         this.dirPath = dir
-        if (this.closed) fsp.rm(dir, { recursive: true, force: true }).catch(() => {})
+        if (this.closed) removeStoreDir(dir, this.ownBase)
         return dir
       }, (err) => {
         this.warnOnce(`cannot use ${this.config.cacheDir} for compressed variants (${err.code || err.message}): larger files are sent uncompressed`)
@@ -392,7 +396,7 @@ class VariantStore {
     this.queue.length = 0
     await this.whenIdle()
     const dir = this.dir === null ? false : await this.dir
-    if (dir !== false) await fsp.rm(dir, { recursive: true, force: true }).catch(() => {})
+    if (dir !== false) await removeStoreDir(dir, this.ownBase)
     this.dir = null
     this.dirPath = null
     this.closed = false // usable again, as the open-file cache is after clear()
