@@ -39,6 +39,7 @@ const { makeBundle } = require('./bundle')
 const { cpuTime } = require('./cpu')
 const { freePort } = require('./free-port')
 const { machineLine } = require('./machine')
+const { startNginx } = require('./nginx')
 
 const run = promisify(execFile)
 const ACCEPT = 'gzip, deflate, br'
@@ -78,32 +79,6 @@ function installed (command, versionArgs) {
   } catch {
     return false
   }
-}
-
-function nginxConfig (root, port, prefix, gzip) {
-  return `
-user root;
-worker_processes 1;
-daemon off;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  open_file_cache max=20000 inactive=60s;
-  open_file_cache_valid 60s;
-  open_file_cache_min_uses 1;
-  keepalive_timeout 75s;
-  keepalive_requests 1000000;
-  client_body_temp_path ${prefix}; proxy_temp_path ${prefix}; fastcgi_temp_path ${prefix};
-  uwsgi_temp_path ${prefix}; scgi_temp_path ${prefix};
-  types { application/javascript js; }
-  ${gzip === 'static' ? 'gzip_static on; gzip_vary on;' : 'gzip on; gzip_comp_level 6; gzip_vary on; gzip_types application/javascript;'}
-  server { listen 127.0.0.1:${port}; root ${root}; }
-}
-`
 }
 
 function caddyfile (root, port, mode) {
@@ -146,17 +121,19 @@ const SERVERS = {
   'zcopy-express': { folder: 'plain', start: (root, port) => startProcess(process.execPath, [path.join(__dirname, 'compressed-server.js'), 'zcopy-express', root, String(port)], port) },
   'static-express': { folder: 'plain', start: (root, port) => startProcess(process.execPath, [path.join(__dirname, 'compressed-server.js'), 'static-express', root, String(port)], port) },
   sirv: { folder: 'siblings', start: (root, port) => startProcess(process.execPath, [path.join(__dirname, 'compressed-server.js'), 'sirv', root, String(port)], port) },
-  'nginx-gzip': { folder: 'plain', needs: ['nginx', ['-v']], start: (root, port) => startNginx(root, port, 'on') },
-  'nginx-gzip-static': { folder: 'siblings', needs: ['nginx', ['-v']], start: (root, port) => startNginx(root, port, 'static') },
+  'nginx-gzip': { folder: 'plain', needs: ['nginx', ['-v']], start: (root, port) => startGzipNginx(root, port, 'on') },
+  'nginx-gzip-static': { folder: 'siblings', needs: ['nginx', ['-v']], start: (root, port) => startGzipNginx(root, port, 'static') },
   'caddy-encode': { folder: 'plain', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, 'encode') },
   'caddy-precompressed': { folder: 'siblings', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, 'precompressed') }
 }
 
-async function startNginx (root, port, gzip) {
-  const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-nginx-'))
-  fs.writeFileSync(path.join(prefix, 'nginx.conf'), nginxConfig(root, port, prefix, gzip))
-  const server = await startProcess('nginx', ['-p', prefix, '-c', path.join(prefix, 'nginx.conf')], port)
-  return { pid: server.pid, stop: async () => { await server.stop(); fs.rmSync(prefix, { recursive: true, force: true }) } }
+// nginx tuned as in every benchmark (nginx.js), with gzip per request (`on`,
+// level 6) or from prebuilt .gz siblings (`static`).
+function startGzipNginx (root, port, gzip) {
+  return startNginx(root, port, 1, null, {
+    types: 'application/javascript js;',
+    directives: gzip === 'static' ? 'gzip_static on; gzip_vary on;' : 'gzip on; gzip_comp_level 6; gzip_vary on; gzip_types application/javascript;'
+  })
 }
 
 async function startCaddy (root, port, mode) {

@@ -25,7 +25,7 @@ function nginxVersion () {
   return status === 0 ? /nginx\/(\S+)/.exec(stderr)?.[1] : undefined
 }
 
-function config (root, port, prefix, workers, tls) {
+function config (root, port, prefix, workers, tls, { types, directives }) {
   const listen = tls
     ? `listen 127.0.0.1:${port} ssl${tls.http2 ? ' http2' : ''};\n    ssl_certificate ${tls.cert};\n    ssl_certificate_key ${tls.key};\n    ssl_protocols TLSv1.3;\n    ssl_session_cache shared:SSL:10m;`
     : `listen 127.0.0.1:${port};`
@@ -48,7 +48,8 @@ http {
   keepalive_requests 1000000;
   client_body_temp_path ${prefix}; proxy_temp_path ${prefix}; fastcgi_temp_path ${prefix};
   uwsgi_temp_path ${prefix}; scgi_temp_path ${prefix};
-  types { application/octet-stream bin; }
+  types { ${types} }
+  ${directives}
   server {
     ${listen}
     root ${root};
@@ -59,10 +60,12 @@ http {
 
 // → { pid, stop() } once nginx accepts connections (pid: the master's). `tls`:
 // { cert, key, http2? } to listen with TLS 1.3 (nginx's own OpenSSL, no kTLS
-// here), with HTTP/2 beside HTTP/1.1 when `http2`.
-async function startNginx (root, port, workers = 1, tls = null) {
+// here), with HTTP/2 beside HTTP/1.1 when `http2`. `http`: { types, directives }
+// for the http block, the MIME types (default: every file octet-stream) and
+// more directives (e.g. gzip's).
+async function startNginx (root, port, workers = 1, tls = null, { types = 'application/octet-stream bin;', directives = '' } = {}) {
   const prefix = mkdtempSync(join(tmpdir(), 'zcopy-nginx-'))
-  writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix, workers, tls))
+  writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix, workers, tls, { types, directives }))
   const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: 'inherit' })
   const failure = await Promise.race([
     waitForPort(port, child).then((ready) => ready ? null : new Error('nginx did not start listening within 5 s')),

@@ -15,9 +15,9 @@
 //   until the client has taken RAMP bytes, more than the kernel's buffers hold
 //   for a client that does not read: such a client costs one piece and its
 //   encrypted copy, plus what Node's TLS socket holds anyway;
-// - past that it doubles on each 'drain' up to MAX_WINDOW, so a client that
-//   keeps up gets big writes (as many TLS records per system call) and a
-//   transfer as fast as before;
+// - past that it doubles each time every write so far has called back, up to
+//   MAX_WINDOW, so a client that keeps up gets big writes (many TLS records per
+//   system call);
 // - the file is read in pieces from a pool shared by all responses, bounded by
 //   a budget for the whole process (ZCOPY_COPY_BUDGET, piece-pool.js): a piece
 //   goes back when its write calls back, and only when res.write is Node's own
@@ -38,6 +38,7 @@ const { truncatedError } = require('../errors')
 const { PiecePool } = require('./piece-pool')
 const { copyBudget } = require('./copy-budget')
 
+const read = promisify(fs.read)
 const readv = promisify(fs.readv)
 
 const PIECE_SIZE = 16 * 1024
@@ -49,12 +50,6 @@ const CHUNK_SIZE = 64 * 1024
 
 const pool = new PiecePool({ pieceSize: PIECE_SIZE, budget: copyBudget(), keep: 1024, idleMs: 10_000 })
 const OWN_WRITES = new Set([http.ServerResponse.prototype.write, http2.Http2ServerResponse.prototype.write])
-
-// Bytes held for bodies being copied: read ahead and not yet written out, and
-// kept for reuse. For tests and stats.
-function copyMemory () {
-  return { held: pool.held, kept: pool.kept, budget: pool.limit * PIECE_SIZE }
-}
 
 // The writes of one response not yet called back. The bytes it holds, handed
 // to res and not yet written out (res.writableLength), are kept under a window
@@ -217,7 +212,6 @@ async function writeToResponse (bytes, res, hangup) {
 // while write() says there is room, then after 'drain'.
 async function copyThroughMiddleware (fd, start, length, res, hangup) {
   const drained = drainWaiter(res, hangup)
-  const read = promisify(fs.read)
   let done = 0
   while (done < length) {
     if (hangup.gone) return gone(done)
@@ -233,4 +227,4 @@ async function copyThroughMiddleware (fd, start, length, res, hangup) {
   return finish(res, hangup, done)
 }
 
-module.exports = { copyToResponse, writeToResponse, copyMemory, PIECE_SIZE }
+module.exports = { copyToResponse, writeToResponse, PIECE_SIZE }

@@ -12,9 +12,9 @@ import fs from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import zlib from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
+import { decode } from '../support/decode.mjs'
 import { listen, request } from '../fixtures/http/net.mjs'
 
 function text (size, seed) {
@@ -31,12 +31,6 @@ function text (size, seed) {
   return Buffer.from(parts.join('')).subarray(0, size)
 }
 
-function decode (answer) {
-  const encoding = answer.headers['content-encoding']
-  if (encoding === 'br') return zlib.brotliDecompressSync(answer.body)
-  if (encoding === 'gzip') return zlib.gunzipSync(answer.body)
-  return answer.body
-}
 
 async function until (condition, what, ms = 20000) {
   const deadline = Date.now() + ms

@@ -17,6 +17,7 @@ import express from 'express'
 import compression from 'compression'
 import zcopy from '../../lib/index.js'
 import { fdsUnder, listen, request, tls } from '../fixtures/http/net.mjs'
+import { decode } from '../support/decode.mjs'
 
 const NATIVE = zcopy.zeroCopyAvailable
 
@@ -38,14 +39,6 @@ function text (size, seed = 'a') {
   return Buffer.from(parts.join('')).subarray(0, size)
 }
 
-function decode (answer) {
-  const encoding = answer.headers['content-encoding']
-  if (encoding === 'br') return zlib.brotliDecompressSync(answer.body)
-  if (encoding === 'gzip') return zlib.gunzipSync(answer.body)
-  if (encoding === 'zstd') return zlib.zstdDecompressSync(answer.body)
-  expect(encoding).toBeUndefined()
-  return answer.body
-}
 
 async function serverFor (root, options, { withCompression = false } = {}) {
   const sent = []
