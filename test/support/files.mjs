@@ -36,3 +36,21 @@ export function makeFile (dir, name, size) {
 export function openFdCount () {
   return fs.readdirSync('/proc/self/fd').length
 }
+
+// The process's open descriptors, as `fd → what it points at`.
+export function openFds () {
+  const fds = new Map()
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    try {
+      fds.set(fd, fs.readlinkSync(`/proc/self/fd/${fd}`))
+    } catch {} // closed meanwhile (the readdir's own descriptor)
+  }
+  return fds
+}
+
+// The descriptors open now that were not open (to the same thing) at
+// `before` (an openFds()): what leaked. One closed meanwhile by Node or the
+// test runner is not a leak and is not counted.
+export function fdsOpenedSince (before) {
+  return [...openFds()].filter(([fd, target]) => before.get(fd) !== target).map(([fd, target]) => `${fd} → ${target}`)
+}

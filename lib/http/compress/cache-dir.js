@@ -65,20 +65,24 @@ async function removeStale (base) {
   return removed
 }
 
+const BASE_RACES = 8 // times the base may vanish under a store being made before that is an error
+
 // → Promise of { dir, base, replaced, stale }: a new private folder for one store.
-async function makeStoreDir (base) {
-  const safe = await safeBase(base)
-  const stale = await removeStale(safe.base)
-  const dir = path.join(safe.base, `${PREFIX}${process.pid}-${crypto.randomBytes(6).toString('hex')}`)
+// The last store of another process removes the base when it closes, at any
+// point of this (after the mkdir, during the readdir): ENOENT starts again.
+async function makeStoreDir (base, attempt = 1) {
   try {
+    const safe = await safeBase(base)
+    const stale = await removeStale(safe.base)
+    const dir = path.join(safe.base, `${PREFIX}${process.pid}-${crypto.randomBytes(6).toString('hex')}`)
     await fsp.mkdir(dir, { mode: 0o700 })
+    const stat = await fsp.lstat(dir)
+    if (!ownerOk(stat, { private: true })) throw new Error(`${dir} is not a private folder of this user`)
+    return { dir, base: safe.base, replaced: safe.replaced, stale }
   } catch (err) {
-    if (err.code === 'ENOENT') return makeStoreDir(base) // the last store of another process removed the base
+    if (err.code === 'ENOENT' && attempt < BASE_RACES) return makeStoreDir(base, attempt + 1)
     throw err
   }
-  const stat = await fsp.lstat(dir)
-  if (!ownerOk(stat, { private: true })) throw new Error(`${dir} is not a private folder of this user`)
-  return { dir, base: safe.base, replaced: safe.replaced, stale }
 }
 
 // Removes a store's folder, and (`withBase`) its base when that is then empty
