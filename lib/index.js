@@ -1,9 +1,9 @@
 'use strict'
 
-const { zeroCopyAvailable, loadError } = require('./binding')
-const { sendfile } = require('./sendfile')
-const { pipeFile } = require('./pipe-file')
-const { createReadStream } = require('./read-stream')
+const { zeroCopyAvailable, loadError } = require('./engine/binding')
+const { sendfile } = require('./engine/sendfile')
+const { pipeFile } = require('./engine/pipe-file')
+const { createReadStream } = require('./engine/read-stream')
 const { sendFile, serveStatic } = require('./http')
 const { HttpError, isHttpError } = require('./http/http-error')
 const { protectServer } = require('./http/protect-server')

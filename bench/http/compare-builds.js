@@ -88,9 +88,11 @@ function sideOf (dir) {
 }
 
 // The addon file a side loads, or null for none. Throws (the child's stderr in
-// the message) when its lib/binding.js does not load at all.
+// the message) when its lib/engine/binding.js (lib/binding.js in a checkout from
+// before lib/engine/) does not load at all.
 function binaryOf ({ cwd, env }) {
-  const script = "const b = require('./lib/binding'); process.stdout.write(JSON.stringify(b.loadError === null ? b.binary.path : null))"
+  const script = "const fs = require('fs'); const b = require(fs.existsSync('./lib/engine/binding.js') ? './lib/engine/binding' : './lib/binding'); " +
+    'process.stdout.write(JSON.stringify(b.loadError === null ? b.binary.path : null))'
   return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))
 }
 

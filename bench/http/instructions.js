@@ -335,7 +335,7 @@ async function main (signal) {
     for (const [side, dir] of [['this checkout', CHECKOUT], ...(base ? [[`--base ${base}`, base]] : [])]) {
       try {
         addons[side] = binaryOf({ cwd: dir, env: {} })
-      } catch { // no lib/binding.js, or its dependencies not installed
+      } catch { // no lib/engine/binding.js (lib/binding.js), or its dependencies not installed
         addons[side] = null
       }
       if (addons[side] === null) usage(`${side}: no zcopy addon loads from it (build it with npx node-gyp rebuild; its node_modules installed)`)

@@ -23,7 +23,7 @@
 
 const fs = require('node:fs')
 const { Readable } = require('node:stream')
-const { truncatedError } = require('../errors')
+const { truncatedError } = require('../engine/errors')
 const { watchHangup } = require('./hangup')
 const { sendBody } = require('./send-body')
 

@@ -19,8 +19,8 @@
 //   0 leaves Node's timeouts as they are.
 
 const tls = require('node:tls')
-const { invalidArgType } = require('../errors')
-const { validateInteger, validateObject } = require('../validate')
+const { invalidArgType } = require('../engine/errors')
+const { validateInteger, validateObject } = require('../engine/validate')
 
 const DEFAULT_TIMEOUT_MS = 60000
 

@@ -23,12 +23,12 @@
 
 const http = require('node:http')
 const net = require('node:net')
-const { sendRange } = require('../pipe-file')
+const { sendRange } = require('../engine/pipe-file')
 const { watchHangup } = require('./hangup')
 const { promiseOf } = require('./promise-of')
 const { copyToResponse, writeToResponse, PIECE_SIZE } = require('./response-body')
-const { native, zeroCopyAvailable } = require('../binding')
-const { socketFd } = require('../destination')
+const { native, zeroCopyAvailable } = require('../engine/binding')
+const { socketFd } = require('../engine/destination')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 

@@ -315,7 +315,7 @@ describe('done', () => {
 
 describe('the hot path', () => {
   it.skipIf(!zeroCopyAvailable)('a small cached range sent during start() hooks nothing on the socket', async () => {
-    const { sendRange } = await import('../../lib/pipe-file.js')
+    const { sendRange } = await import('../../lib/engine/pipe-file.js')
     const pair = await readingPair()
     const fd = fs.openSync(small.file, 'r')
     try {

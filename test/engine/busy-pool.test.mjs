@@ -10,7 +10,7 @@ import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { native, zeroCopyAvailable } from '../../lib/binding.js'
+import { native, zeroCopyAvailable } from '../../lib/engine/binding.js'
 
 const child = fileURLToPath(new URL('./children/busy-pool.cjs', import.meta.url))
 const cachestat = zeroCopyAvailable && native.probeKernel(os.tmpdir()).cachestat.present

@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { zeroCopyAvailable } from '../../lib/binding.js'
+import { zeroCopyAvailable } from '../../lib/engine/binding.js'
 import { makeFile, makeTempDir, removeTempDir } from '../support/files.mjs'
 
 const CHILD = fileURLToPath(new URL('./children/destination-calls.mjs', import.meta.url))

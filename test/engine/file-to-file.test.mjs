@@ -16,7 +16,7 @@ import { makeFile, makeTempDir, openFdCount, removeTempDir, sha256 } from '../su
 
 const { pipeFile, zeroCopyAvailable } = zcopy
 const MiB = 1024 * 1024
-const CHUNK = 4 * MiB // the addon's bytes per pool job (lib/sendfile.js)
+const CHUNK = 4 * MiB // the addon's bytes per pool job (lib/engine/sendfile.js)
 const SIZES = [0, 1, 4096, 65537, MiB, MiB + 7, CHUNK + 3, 2 * CHUNK + MiB + 1]
 
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms))

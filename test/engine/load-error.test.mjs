@@ -1,5 +1,5 @@
 // zcopy.loadError says why the addon is not loaded, with a code, in each case;
-// and lib/binding.js knows which binary it loaded. Each case in a fresh process
+// and lib/engine/binding.js knows which binary it loaded. Each case in a fresh process
 // (the choice is made once, at require time), on a real copy of the package.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -9,7 +9,7 @@ import { removeTempDir } from '../support/files.mjs'
 import { BUILT_ADDON, NEUTRAL_ENV, ROOT, addBinary, copyPackage } from '../support/package-copy.mjs'
 
 const REPORT = `
-  const binding = require(process.argv[1] + '/lib/binding.js')
+  const binding = require(process.argv[1] + '/lib/engine/binding.js')
   const zcopy = require(process.argv[1])
   const e = zcopy.loadError
   console.log(JSON.stringify({
@@ -99,7 +99,7 @@ describe('zcopy.loadError', () => {
 
   it('not Linux: ZCOPY_UNSUPPORTED_PLATFORM, nothing loaded (even with ZCOPY_NATIVE=0)', () => {
     const code = `
-      const { loadNative } = require(process.argv[1] + '/lib/binding.js')
+      const { loadNative } = require(process.argv[1] + '/lib/engine/binding.js')
       const results = [{}, { ZCOPY_NATIVE: '0' }].map((env) => loadNative(undefined, { platform: 'darwin', env }))
       console.log(JSON.stringify(results.map(({ native, loadError, binary }) =>
         ({ native, code: loadError.code, message: loadError.message, binary }))))
@@ -117,7 +117,7 @@ describe('zcopy.loadError', () => {
 
   it('Bun (process.versions.bun): ZCOPY_UNSUPPORTED_RUNTIME, nothing loaded, the binary never opened', () => {
     const code = `
-      const { loadNative } = require(process.argv[1] + '/lib/binding.js')
+      const { loadNative } = require(process.argv[1] + '/lib/engine/binding.js')
       const { native, loadError, binary } = loadNative(undefined, { env: {}, versions: { ...process.versions, bun: '1.4.5' } })
       console.log(JSON.stringify({ native, code: loadError.code, message: loadError.message, binary,
         opened: Object.keys(require.cache).some((f) => f.endsWith('.node')) }))

@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { native } from '../../lib/binding.js'
+import { native } from '../../lib/engine/binding.js'
 import { makeTempDir, openFdCount, removeTempDir } from '../support/files.mjs'
 
 const O_NONBLOCK = 0o4000

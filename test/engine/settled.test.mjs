@@ -4,8 +4,8 @@
 // still to move, and always false on the JS fallback.
 import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { zeroCopyAvailable } from '../../lib/binding.js'
-import { startFallbackTransfer, startTransfer } from '../../lib/sendfile.js'
+import { zeroCopyAvailable } from '../../lib/engine/binding.js'
+import { startFallbackTransfer, startTransfer } from '../../lib/engine/sendfile.js'
 import { makeFile, makeTempDir, removeTempDir, sha256 } from '../support/files.mjs'
 import { drain, socketPair } from '../support/net.mjs'
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pipeFile } from '../../lib/index.js'
-import { zeroCopyAvailable } from '../../lib/binding.js'
+import { zeroCopyAvailable } from '../../lib/engine/binding.js'
 import { makeFile, makeTempDir, openFdCount, removeTempDir, sha256 } from '../support/files.mjs'
 import { drain, socketPair } from '../support/net.mjs'
 

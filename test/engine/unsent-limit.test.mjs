@@ -8,7 +8,7 @@ import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pipeFile } from '../../lib/index.js'
-import { zeroCopyAvailable } from '../../lib/binding.js'
+import { zeroCopyAvailable } from '../../lib/engine/binding.js'
 import { makeFile, makeTempDir, removeTempDir, sha256 } from '../support/files.mjs'
 import { drain, socketPair } from '../support/net.mjs'
 

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
-import { native } from '../../lib/binding.js'
+import { native } from '../../lib/engine/binding.js'
 import { expectTerminatedCleanly, runTeardownChild } from '../support/teardown.mjs'
 
 const child = fileURLToPath(new URL('./children/worker-teardown.cjs', import.meta.url))

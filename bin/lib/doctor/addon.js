@@ -1,8 +1,8 @@
 'use strict'
 
-// The native addon as lib/binding.js found it: loaded or not, from where, and
+// The native addon as lib/engine/binding.js found it: loaded or not, from where, and
 // the error that kept it out. Internal to the package (not the public API).
-const binding = require('../../../lib/binding')
+const binding = require('../../../lib/engine/binding')
 
 function describeError (error) {
   if (error === null) return null

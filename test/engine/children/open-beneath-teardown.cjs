@@ -72,7 +72,7 @@ if (isMainThread) {
     process.exit(1)
   })
 } else {
-  const { native } = require('../../../lib/binding')
+  const { native } = require('../../../lib/engine/binding')
   for (let i = 0; i < OPENS; i++) native.openBeneath(workerData.dirFd, 'file.txt').then(({ fd }) => fs.closeSync(fd), () => {})
   parentPort.postMessage('queued')
 }

@@ -21,7 +21,7 @@ async function main () {
 }
 
 function workerMain () {
-  const { native } = require('../../../lib/binding')
+  const { native } = require('../../../lib/engine/binding')
   const inFd = fs.openSync(__filename, 'r')
   const outFd = fs.openSync('/dev/null', 'w')
   const transfer = new native.Transfer(outFd, inFd, 0, 1, 65536, null, null)

@@ -22,7 +22,7 @@
 
 const path = require('node:path')
 
-const ROOT = path.join(__dirname, '..')
+const ROOT = path.join(__dirname, '..', '..')
 
 function codedError (code, message, cause) {
   const error = new Error(message, cause === undefined ? undefined : { cause })
