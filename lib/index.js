@@ -1,12 +1,10 @@
 'use strict'
 
-const { zeroCopyAvailable, loadError } = require('./engine/binding')
-const { sendfile } = require('./engine/sendfile')
-const { pipeFile } = require('./engine/pipe-file')
-const { createReadStream } = require('./engine/read-stream')
-const { sendFile, serveStatic } = require('./http')
-const { HttpError, isHttpError } = require('./http/http-error')
-const { protectServer } = require('./http/protect-server')
+// The package's public API: the engine's and the HTTP layer's, each through its
+// own index (lib/engine/, lib/http/); docs/internals.md has the module map.
+
+const { zeroCopyAvailable, loadError, sendfile, pipeFile, createReadStream } = require('./engine')
+const { sendFile, serveStatic, protectServer, HttpError, isHttpError } = require('./http')
 
 module.exports = {
   zeroCopyAvailable,

@@ -10,7 +10,7 @@
 
 const zlib = require('node:zlib')
 const { makeBundle } = require('./bundle')
-const { brotliParams } = require('../../lib/http/compress/encoders')
+const { brotliParams } = require('../../lib/http')
 
 function brotli (quality) {
   return (bytes) => zlib.brotliCompressSync(bytes, { params: { ...brotliParams(bytes.length).params, [zlib.constants.BROTLI_PARAM_QUALITY]: quality } })

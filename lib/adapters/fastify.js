@@ -23,7 +23,7 @@
 
 const path = require('node:path')
 const fp = require('fastify-plugin')
-const { createStaticHandler } = require('../http/serve-static')
+const { createStaticHandler } = require('../http')
 const { attachment } = require('./fastify/content-disposition')
 const { listOptionsError } = require('./fastify/dir-list')
 const errors = require('./fastify/errors')

@@ -38,8 +38,7 @@
 //   server closes).
 
 const path = require('node:path')
-const { createStaticHandler } = require('../http/serve-static')
-const { HttpError } = require('../http/http-error')
+const { createStaticHandler, HttpError } = require('../http')
 const { KOA_DELIVERY, answering } = require('./koa/delivery')
 const { escapesRouted, isNonCanonical } = require('./raw-path')
 const KOA_FLAGS = ['defer', 'format', 'hidden', 'gzip', 'brotli']

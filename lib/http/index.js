@@ -1,8 +1,41 @@
 'use strict'
 
-// The HTTP layer: sendFile for one request, serveStatic as middleware.
+// The HTTP layer: sendFile for one request, serveStatic as middleware. This file
+// is the only way in for the layers above (lib/index.js, lib/adapters/, bin/).
 
 const { sendFile } = require('./send-file')
-const { serveStatic } = require('./serve-static')
+const { createStaticHandler, serveStatic } = require('./serve-static')
+const { protectServer } = require('./protect-server')
+const { HttpError, isHttpError } = require('./http-error')
+const { FileBody, bytesBody } = require('./file-body')
+const { DIRECTORY, locateFile } = require('./locate-file')
+const { resolvePath } = require('./resolve-path')
+const { spellingBelow } = require('./spelling')
+const { splitUrl } = require('./request-url')
+const { AVAILABLE: COMPRESSION_ENCODINGS, brotliParams } = require('./compress/encoders')
+const { defaultCacheDir } = require('./compress/options')
 
-module.exports = { sendFile, serveStatic }
+module.exports = {
+  // the package's public API (lib/index.js)
+  sendFile,
+  serveStatic,
+  protectServer,
+  HttpError,
+  isHttpError,
+  // for the Koa and Fastify adapters: the handler without its middleware
+  // shape, the bodies they hand their framework, @fastify/static's lookups
+  createStaticHandler,
+  FileBody,
+  bytesBody,
+  DIRECTORY,
+  locateFile,
+  resolvePath,
+  spellingBelow,
+  // for zcopy serve: the request-target as serveStatic reads it, and what
+  // compress: true does (the encodings this Node has, where results are kept)
+  splitUrl,
+  COMPRESSION_ENCODINGS,
+  defaultCacheDir,
+  // for bench/http/compress-cost.js: the brotli settings compress: true uses
+  brotliParams
+}

@@ -29,7 +29,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { native } = require('../engine/binding')
+const { native } = require('../engine')
 const { HttpError } = require('./http-error')
 const { statOf } = require('./stat')
 

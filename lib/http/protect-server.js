@@ -19,8 +19,7 @@
 //   0 leaves Node's timeouts as they are.
 
 const tls = require('node:tls')
-const { invalidArgType } = require('../engine/errors')
-const { validateInteger, validateObject } = require('../engine/validate')
+const { invalidArgType, validateInteger, validateObject } = require('../engine')
 
 const DEFAULT_TIMEOUT_MS = 60000
 

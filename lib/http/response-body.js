@@ -34,7 +34,7 @@ const fs = require('node:fs')
 const http = require('node:http')
 const http2 = require('node:http2')
 const { promisify } = require('node:util')
-const { truncatedError } = require('../engine/errors')
+const { truncatedError } = require('../engine')
 const { PiecePool } = require('./piece-pool')
 const { copyBudget } = require('./copy-budget')
 

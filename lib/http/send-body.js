@@ -23,12 +23,10 @@
 
 const http = require('node:http')
 const net = require('node:net')
-const { sendRange } = require('../engine/pipe-file')
 const { watchHangup } = require('./hangup')
 const { promiseOf } = require('./promise-of')
 const { copyToResponse, writeToResponse, PIECE_SIZE } = require('./response-body')
-const { native, zeroCopyAvailable } = require('../engine/binding')
-const { socketFd } = require('../engine/destination')
+const { native, sendRange, socketFd, zeroCopyAvailable } = require('../engine')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 

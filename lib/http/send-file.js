@@ -11,7 +11,7 @@
 // `headers` has Content-Range), 500; the caller answers.
 
 const path = require('node:path')
-const { invalidArgType, invalidArgValue } = require('../engine/errors')
+const { invalidArgType, invalidArgValue } = require('../engine')
 const { VariantStore } = require('./compress/store')
 const { OpenFileCache } = require('./file-cache')
 const { httpError } = require('./http-error')

@@ -2,7 +2,7 @@
 
 // The native addon as lib/engine/binding.js found it: loaded or not, from where, and
 // the error that kept it out. Internal to the package (not the public API).
-const binding = require('../../../lib/engine/binding')
+const binding = require('../../../lib/engine')
 
 function describeError (error) {
   if (error === null) return null

@@ -34,11 +34,10 @@ function announceListening (say, { root, address, zcopy, config, workers = null 
 
 // Once, at start: text files are compressed, into which folder (--no-compress).
 function announceCompression (say) {
-  const { AVAILABLE } = require('../../../lib/http/compress/encoders')
-  const { defaultCacheDir } = require('../../../lib/http/compress/options')
+  const { COMPRESSION_ENCODINGS, defaultCacheDir } = require('../../../lib/http')
   const cacheDir = defaultCacheDir()
-  say(`  compressing text files once each (${AVAILABLE.join(', ')}), in the background; larger results kept in ${cacheDir} (--no-compress: off)`, {
-    compress: { encodings: AVAILABLE, cacheDir }
+  say(`  compressing text files once each (${COMPRESSION_ENCODINGS.join(', ')}), in the background; larger results kept in ${cacheDir} (--no-compress: off)`, {
+    compress: { encodings: COMPRESSION_ENCODINGS, cacheDir }
   })
 }
 

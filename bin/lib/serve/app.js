@@ -5,7 +5,7 @@
 // (--single), or a 404 (the folder's 404.html when it has one).
 
 const path = require('node:path')
-const { splitUrl } = require('../../../lib/http/request-url')
+const { splitUrl } = require('../../../lib/http')
 const { hostCheck } = require('./allowed-hosts')
 const { applyCors } = require('./cors')
 const { cacheOptions } = require('./cache-control')

@@ -11,7 +11,7 @@
 // (@fastify/compress). Left as it is, Fastify pipes it into the response and
 // zcopy sends it (sendfile where it can).
 
-const { FileBody, bytesBody } = require('../../http/file-body')
+const { FileBody, bytesBody } = require('../../http')
 
 // The state of the answer on its raw response: { reply, headers, vary,
 // handedOver }. A symbol of zcopy's own, not a WeakMap: a weak map's entries,

@@ -18,7 +18,7 @@
 // itself and tells Koa that it answered (false). Whatever else `ctx.respond`
 // is set to is kept and returned.
 
-const { FileBody, bytesBody } = require('../../http/file-body')
+const { FileBody, bytesBody } = require('../../http')
 
 // The state of the answer on its raw response: { ctx, handedOver }. A symbol
 // of zcopy's own, not a WeakMap: with an entry per request (a weak map's

@@ -1,0 +1,35 @@
+'use strict'
+
+// The transfer engine: moves a byte range of a file to a socket, stream or file,
+// by sendfile(2) in the addon when it can and by streams when it cannot. It
+// knows sockets, descriptors and streams, never HTTP. This file is the only way
+// in for the layers above (lib/index.js, lib/http/, bin/).
+
+const { native, loadError, binary, zeroCopyAvailable } = require('./binding')
+const { sendfile } = require('./sendfile')
+const { pipeFile, sendRange } = require('./pipe-file')
+const { createReadStream } = require('./read-stream')
+const { socketFd } = require('./destination')
+const { invalidArgType, invalidArgValue, truncatedError } = require('./errors')
+const { validateInteger, validateObject } = require('./validate')
+
+module.exports = {
+  // the package's public API (lib/index.js)
+  zeroCopyAvailable,
+  loadError,
+  sendfile,
+  pipeFile,
+  createReadStream,
+  // for lib/http: a range to a response's socket, and what it checks first
+  sendRange,
+  socketFd,
+  native,
+  // for zcopy doctor: the binary loaded (or refused), from where
+  binary,
+  // Node-shaped argument errors and checks, shared with lib/http
+  invalidArgType,
+  invalidArgValue,
+  truncatedError,
+  validateInteger,
+  validateObject
+}
