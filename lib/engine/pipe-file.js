@@ -78,57 +78,118 @@ function progress (onProgress) {
   return state
 }
 
-// sendfile to a descriptor, falling back to the JS loop when the kernel refuses
-// the pair; on a socket (`hold` given) the hold is released when it settles, and
-// a failure destroys the socket (its peer got a partial body). Plain promise
-// chains rather than async functions, and one .then for the whole step: a small
-// file sent from the event loop passes through here on every HTTP request, and
-// each async frame costs a promise and a suspension.
-function toDescriptor (job, outFd, inFd, payload, tracker, socket = null, hold = null) {
-  const { start, length, head } = payload
-  return job.run((job) => startTransfer(outFd, inFd, start, length, tracker.report, head, job)).then((bytes) => {
-    releaseHold(job, hold)
-    return { bytes, zeroCopy: zeroCopyAvailable }
-  }, (err) => {
-    if (socket !== null && OUT_OF_DESCRIPTORS.has(err.code) && !job.aborted) {
-      return throughSocket(job, socket, hold, inFd, payload, tracker)
+// sendfile from `inFd` to a descriptor, falling back to the JS loop when the
+// kernel refuses the pair. It owns what a transfer to a descriptor carries from
+// step to step: the job, the source, the payload and the progress tracker.
+// Plain promise chains rather than async functions, and one .then for the
+// whole step: a small file sent from the event loop passes through here on
+// every HTTP request, and each async frame costs a promise and a suspension.
+class DescriptorTransfer {
+  constructor (job, inFd, payload, tracker) {
+    this.job = job
+    this.inFd = inFd
+    this.payload = payload
+    this.tracker = tracker
+  }
+
+  to (outFd) {
+    const { job, inFd } = this
+    const { start, length, head } = this.payload
+    return job.run((job) => startTransfer(outFd, inFd, start, length, this.tracker.report, head, job)).then((bytes) => {
+      this.settle()
+      return { bytes, zeroCopy: zeroCopyAvailable }
+    }, (err) => {
+      if (OUT_OF_DESCRIPTORS.has(err.code) && !job.aborted) {
+        const rest = this.withoutDescriptors()
+        if (rest !== null) return rest
+      }
+      if (!UNSUPPORTED.has(err.code) || this.tracker.bytes > 0 || job.aborted) return this.fail(err)
+      const rest = head === null ? null : head.subarray(job.current.headWritten())
+      return job.run((job) => startFallbackTransfer(outFd, inFd, start, length, this.tracker.report, rest, job)).then((bytes) => {
+        this.settle()
+        return { bytes, zeroCopy: false }
+      }, (err) => this.fail(err))
+    })
+  }
+
+  // The addon could not make its private copies of the descriptors: a promise
+  // of the transfer finished another way, or null when there is none.
+  withoutDescriptors () {
+    return null
+  }
+
+  // The transfer ended, whichever way (nothing to let go of here).
+  settle () {}
+
+  fail (err) {
+    this.settle()
+    throw err
+  }
+}
+
+// sendfile to a socket's descriptor, under a hold on its writes (holdSocket):
+// the hold is released when the transfer settles, and a failure destroys the
+// socket (its peer got a partial body).
+class SocketTransfer extends DescriptorTransfer {
+  constructor (job, socket, hold, inFd, payload, tracker) {
+    super(job, inFd, payload, tracker)
+    this.socket = socket
+    this.hold = hold
+  }
+
+  // Once the hold is taken (the job listens to the socket's 'close' and the
+  // caller's signal meanwhile).
+  start () {
+    const { job, hold } = this
+    if (hold.ready === null) return this.toSocketFd()
+    return job.wait(hold.ready).then(() => this.toSocketFd(), (err) => {
+      if (this.socket.destroyed) job.abort(prematureCloseError()) // lost with writes queued (ERR_STREAM_DESTROYED)
+      const reason = job.aborted ? job.reason : err
+      this.settle() // the socket is left as it is: nothing of the body went out
+      throw reason
+    })
+  }
+
+  toSocketFd () {
+    const { socket } = this
+    const fd = socketFd(socket)
+    if (socket.destroyed || fd < 0) {
+      this.settle()
+      return Promise.reject(prematureCloseError())
     }
-    if (!UNSUPPORTED.has(err.code) || tracker.bytes > 0 || job.aborted) return failed(job, socket, hold, err)
-    const rest = head === null ? null : head.subarray(job.current.headWritten())
-    return job.run((job) => startFallbackTransfer(outFd, inFd, start, length, tracker.report, rest, job)).then((bytes) => {
-      releaseHold(job, hold)
-      return { bytes, zeroCopy: false }
-    }, (err) => failed(job, socket, hold, err))
-  })
-}
+    this.tracker = rearmingTimeout(socket, this.tracker)
+    return this.to(fd)
+  }
 
-// The rest of a socket transfer the addon could not go on with for want of
-// descriptors (it sends from the caller's ones what the socket takes at once,
-// then needs private copies to wait): through the socket's own writes, which
-// need none, instead of a cut body.
-function throughSocket (job, socket, hold, inFd, { start, length, head }, tracker) {
-  const sent = tracker.bytes
-  const headRest = head === null ? null : head.subarray(job.current.headWritten())
-  const rest = { start: start + sent, length: length - sent, head: headRest !== null && headRest.length > 0 ? headRest : null }
-  const after = { get bytes () { return tracker.bytes }, report: (bytes) => tracker.report(sent + bytes) }
-  hold.release() // the socket's writes are the transfer's now; the job is finished below
-  return toStream(job, socket, inFd, rest, after).then(({ bytes }) => {
-    releaseHold(job, hold)
-    return { bytes: sent + bytes, zeroCopy: false }
-  }, (err) => failed(job, socket, hold, err))
-}
+  // The rest of a socket transfer the addon could not go on with for want of
+  // descriptors (it sends from the caller's ones what the socket takes at once,
+  // then needs private copies to wait): through the socket's own writes, which
+  // need none, instead of a cut body.
+  withoutDescriptors () {
+    const { job, socket, hold, inFd, tracker } = this
+    const { start, length, head } = this.payload
+    const sent = tracker.bytes
+    const headRest = head === null ? null : head.subarray(job.current.headWritten())
+    const rest = { start: start + sent, length: length - sent, head: headRest !== null && headRest.length > 0 ? headRest : null }
+    const after = { get bytes () { return tracker.bytes }, report: (bytes) => tracker.report(sent + bytes) }
+    hold.release() // the socket's writes are the transfer's now; the job is finished below
+    return toStream(job, socket, inFd, rest, after).then(({ bytes }) => {
+      this.settle()
+      return { bytes: sent + bytes, zeroCopy: false }
+    }, (err) => this.fail(err))
+  }
 
-// A socket transfer ends: Node may write again, and no abort is taken after this.
-function releaseHold (job, hold) {
-  if (hold === null) return
-  hold.release()
-  job.finish()
-}
+  // Node may write again, and no abort is taken after this.
+  settle () {
+    this.hold.release()
+    this.job.finish()
+  }
 
-function failed (job, socket, hold, err) {
-  releaseHold(job, hold)
-  if (socket !== null) socket.destroy()
-  throw err
+  fail (err) {
+    this.settle()
+    this.socket.destroy()
+    throw err
+  }
 }
 
 // Keeps Node's own writes off a socket while the kernel writes to it. What was
@@ -153,7 +214,7 @@ function holdSocket (socket) {
   } else {
     ready = flushed(socket, '', null).then(cork)
   }
-  if (ready !== null) ready.catch(noop) // observed by toSocket, unless the source fails to open first
+  if (ready !== null) ready.catch(noop) // observed by SocketTransfer, unless the source fails to open first
   return {
     ready,
     release () {
@@ -162,29 +223,6 @@ function holdSocket (socket) {
       corked = false
     }
   }
-}
-
-// sendfile on the socket's descriptor once the hold is taken (the job listens to
-// the socket's 'close' and the caller's signal meanwhile).
-function toSocket (job, socket, hold, inFd, payload, tracker) {
-  if (hold.ready !== null) {
-    return job.wait(hold.ready).then(
-      () => sendToSocket(job, socket, hold, inFd, payload, tracker),
-      (err) => {
-        if (socket.destroyed) job.abort(prematureCloseError()) // lost with writes queued (ERR_STREAM_DESTROYED)
-        return failed(job, null, hold, job.aborted ? job.reason : err)
-      })
-  }
-  return sendToSocket(job, socket, hold, inFd, payload, tracker)
-}
-
-function sendToSocket (job, socket, hold, inFd, payload, tracker) {
-  const fd = socketFd(socket)
-  if (socket.destroyed || fd < 0) {
-    releaseHold(job, hold)
-    return Promise.reject(prematureCloseError())
-  }
-  return toDescriptor(job, fd, inFd, payload, rearmingTimeout(socket, tracker), socket, hold)
 }
 
 // A socket's idle timeout (socket.setTimeout, an HTTP server's `timeout`)
@@ -208,7 +246,7 @@ async function toFileStream (job, stream, inFd, payload, tracker) {
   // of nothing would cost a thread-pool round trip).
   if (stream.writableLength > 0 || stream.destroyed || stream.writableEnded) await job.wait(flushed(stream, '', null))
   try {
-    const result = await toDescriptor(job, stream.fd, inFd, payload, tracker)
+    const result = await new DescriptorTransfer(job, inFd, payload, tracker).to(stream.fd)
     stream.bytesWritten += (payload.head === null ? 0 : payload.head.length) + result.bytes
     return result
   } catch (err) {
@@ -257,10 +295,10 @@ function deliver (job, target, hold, inFd, payload, tracker) {
     case 'path':
       return toPath(job, target.path, inFd, payload, tracker)
     case 'fd':
-      if (payload.regular) return toDescriptor(job, target.fd, inFd, payload, tracker)
+      if (payload.regular) return new DescriptorTransfer(job, inFd, payload, tracker).to(target.fd)
       return toCallerFd(job, target.fd, inFd, payload, tracker)
     case 'socket':
-      if (hold && payload.regular) return toSocket(job, target.stream, hold, inFd, payload, tracker)
+      if (hold && payload.regular) return new SocketTransfer(job, target.stream, hold, inFd, payload, tracker).start()
       if (hold) hold.release()
       return toStream(job, target.stream, inFd, payload, tracker)
     case 'file-stream':
@@ -337,7 +375,7 @@ function nativePath (path) {
   return path.includes(typeof path === 'string' ? '\u0000' : 0) ? null : path
 }
 
-// Plain promise chains, as toDescriptor: this is the whole of a small copy's
+// Plain promise chains, as DescriptorTransfer: this is the whole of a small copy's
 // JavaScript. Without a signal nothing can abort it, so no Job owns it until a
 // hand-over needs one. The caller's onProgress goes to the addon as is (no
 // callback into JavaScript per chunk when there is none): the addon hands over
