@@ -3,7 +3,7 @@
 
 const yargs = require('yargs/yargs')
 const { hideBin } = require('yargs/helpers')
-const { UsageError, failureLine, COMMANDS } = require('./lib/usage-error')
+const { UsageError, failureLine, COMMANDS } = require('../tools/usage-error')
 const { helpWidth } = require('./lib/help-layout')
 const { version } = require('../package.json')
 

@@ -2,7 +2,7 @@
 
 // Summaries of the rounds: median with min–max spread, and number formatting.
 
-const { median } = require('../../bin/lib/median')
+const { median } = require('../../tools/median')
 
 function sorted (values) {
   return [...values].sort((a, b) => a - b)

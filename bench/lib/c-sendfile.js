@@ -3,7 +3,7 @@
 const { execFileSync, spawn } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
-const { processProbe } = require('../../bin/lib/bench/process-probe')
+const { processProbe } = require('../../tools/measure/process-probe')
 
 const SOURCE = path.join(__dirname, '..', 'c', 'sendfile-loop.c')
 const OUT_DIR = path.join(__dirname, '..', 'out') // git-ignored

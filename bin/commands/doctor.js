@@ -1,6 +1,6 @@
 'use strict'
 
-const { loadZcopy } = require('../lib/load-zcopy')
+const { loadZcopy } = require('../../tools/load-zcopy')
 const { diagnose } = require('../lib/doctor/diagnose')
 const { renderReport } = require('../lib/doctor/render')
 const { renderExamples } = require('../lib/help-layout')

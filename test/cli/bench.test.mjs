@@ -119,8 +119,8 @@ describe('zcopy bench output formats', () => {
   // ratios, latencies and main-thread costs in the millions) still fit in 80
   // columns: the columns then go one space apart.
   test('the default table fits 80 columns whatever the figures', () => {
-    const { renderTable } = require('../../bin/lib/render/table')
-    const { NARROW } = require('../../bin/lib/render/columns')
+    const { renderTable } = require('../../tools/render/table')
+    const { NARROW } = require('../../tools/render/columns')
     const machine = { date: new Date().toISOString(), os: 'Linux 6.18.44-fc-v669', arch: 'x64', cpus: 2, cpuModel: 'AMD EPYC', node: process.version, zcopy: '0.1.0', zeroCopy: true }
     const row = (mode, method, ratio) => ({
       mode, size: 512 * 1024, method, throughput: 12_345e6, throughputRange: { min: 1_234e6, max: 12_345e6 },

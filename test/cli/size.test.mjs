@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { createRequire } from 'node:module'
 
-const { parseSize, parseSizeList, formatSize } = createRequire(import.meta.url)('../../bin/lib/size.js')
+const { parseSize, parseSizeList, formatSize } = createRequire(import.meta.url)('../../tools/size.js')
 
 describe('sizes', () => {
   test.each([

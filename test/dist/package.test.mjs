@@ -39,14 +39,14 @@ async function transfer (env) {
 }
 
 describe('the tarball', () => {
-  it('holds the library, the CLI, the sources, the prebuilds, the install script and the docs the README links to, and nothing else', () => {
+  it('holds the library, the CLI and the tools it shares with bench/, the sources, the prebuilds, the install script and the docs the README links to, and nothing else', () => {
     const { files } = installed
     for (const file of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'lib/index.js', 'lib/index.d.ts',
-      'bin/zcopy.js', 'binding.gyp', 'src/transfer.cc', 'scripts/install.js', 'docs/http.md',
+      'bin/zcopy.js', 'tools/usage-error.js', 'binding.gyp', 'src/transfer.cc', 'scripts/install.js', 'docs/http.md',
       'prebuilds/linux-x64/zcopy.glibc.node', 'prebuilds/linux-arm64/zcopy.glibc.node']) {
       expect(files).toContain(file)
     }
-    const unexpected = files.filter((f) => !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|binding\.gyp|scripts\/install\.js|(lib|bin|src|prebuilds)\/.+|docs\/[\w-]+\.md)$/.test(f))
+    const unexpected = files.filter((f) => !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|binding\.gyp|scripts\/install\.js|(lib|bin|tools|src|prebuilds)\/.+|docs\/[\w-]+\.md)$/.test(f))
     expect(unexpected).toEqual([])
     expect(files.filter((f) => /^(build|test|bench|\.github|\.ci)\//.test(f))).toEqual([])
     // 512 KiB on 2026-11-27: the four prebuilt binaries about 300 KiB of it, the

@@ -1,5 +1,5 @@
 // A copy of the package in a temporary directory, without the repository's
-// build/ and prebuilds/: lib/, bin/ and package.json, its dependencies through
+// build/ and prebuilds/: lib/, bin/, tools/ and package.json, its dependencies through
 // a node_modules symlink. What an install whose addon was never built looks like.
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
@@ -21,7 +21,7 @@ export const LOADED_ADDON = (() => {
 
 export function copyPackage () {
   const root = makeTempDir('zcopy-package-')
-  for (const entry of ['lib', 'bin', 'package.json']) {
+  for (const entry of ['lib', 'bin', 'tools', 'package.json']) {
     fs.cpSync(path.join(ROOT, entry), path.join(root, entry), { recursive: true })
   }
   fs.symlinkSync(fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(root, 'node_modules'))

@@ -3,7 +3,7 @@
 // Everything `zcopy doctor` reports, as one plain object (what --json prints).
 
 const { version } = require('../../../package.json')
-const { createTempDir } = require('../temp-dir')
+const { createTempDir } = require('../../../tools/temp-dir')
 const { environment } = require('./environment')
 const { threadPool } = require('./thread-pool')
 const { addonStatus, native } = require('./addon')

@@ -5,8 +5,8 @@
 // how to fix it.
 
 const os = require('node:os')
-const { formatSize } = require('../size')
-const { formatMBps } = require('../render/format')
+const { formatSize } = require('../../../tools/size')
+const { formatMBps } = require('../../../tools/render/format')
 const { FEATURES, explainCode } = require('./features')
 
 const OK = '✓'

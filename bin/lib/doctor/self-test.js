@@ -11,7 +11,7 @@ const fs = require('node:fs')
 const net = require('node:net')
 const path = require('node:path')
 const { once } = require('node:events')
-const { listen } = require('../listen')
+const { listen } = require('../../../tools/listen')
 
 const FILE_SIZE = 8 * 1024 * 1024
 const RECEIVE_BUFFER = 1024 * 1024

@@ -5,8 +5,8 @@
 // it is said, and any free port is taken instead. An address that is not this
 // machine's stays a usage error.
 
-const { UsageError } = require('../usage-error')
-const { LISTEN_ERRORS } = require('../listen')
+const { UsageError } = require('../../../tools/usage-error')
+const { LISTEN_ERRORS } = require('../../../tools/listen')
 
 function listenOnce (server, port, host) {
   return new Promise((resolve, reject) => {

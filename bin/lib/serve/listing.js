@@ -13,7 +13,7 @@ const fsp = require('node:fs/promises')
 const path = require('node:path')
 const escapeHtml = require('escape-html')
 const Negotiator = require('negotiator')
-const { formatSize } = require('../size')
+const { formatSize } = require('../../../tools/size')
 
 // A listing shows the first LIMIT entries (folders first, by name) and says how
 // many there are: a folder of 50,000 entries is not rendered whole.

@@ -7,8 +7,8 @@ const crypto = require('node:crypto')
 const fs = require('node:fs')
 const os = require('node:os')
 const ms = require('ms')
-const { UsageError } = require('../usage-error')
-const { integerInRange } = require('../validate')
+const { UsageError } = require('../../../tools/usage-error')
+const { integerInRange } = require('../../../tools/validate')
 const { parseAllowedHosts } = require('./allowed-hosts')
 
 const DEFAULT_PORT = 8080

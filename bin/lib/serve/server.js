@@ -10,7 +10,7 @@
 const http = require('node:http')
 const http2 = require('node:http2')
 const https = require('node:https')
-const { UsageError } = require('../usage-error')
+const { UsageError } = require('../../../tools/usage-error')
 
 function createServer ({ tls, http2: useHttp2, timeout }, handle, protectServer) {
   return protectServer(listenerFor({ tls, http2: useHttp2, timeout }, handle), { timeout: Math.round(timeout * 1000) })

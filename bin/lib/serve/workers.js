@@ -22,7 +22,7 @@ const { announceListening } = require('./announce')
 const { createInstance, stopSignal } = require('./instance')
 const { listenPort } = require('./listen-port')
 const { openUrl } = require('./open')
-const { UsageError, failureLine } = require('../usage-error')
+const { UsageError, failureLine } = require('../../../tools/usage-error')
 
 const FATAL_TO_PRIMARY = 'zcopy:fatal'
 const LISTENING = 'zcopy:listening'

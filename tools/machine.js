@@ -4,9 +4,9 @@ const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { version } = require('../../package.json')
+const { version } = require('../package.json')
 
-const ROOT = path.join(__dirname, '..', '..')
+const ROOT = path.join(__dirname, '..')
 
 // The commit of the checkout this zcopy runs from ('3f2a1b9', '3f2a1b9-dirty'
 // with uncommitted changes to tracked files), or null for an installed package

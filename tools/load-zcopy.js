@@ -4,7 +4,7 @@
 // install, reported as such rather than as a stack trace.
 function loadZcopy () {
   try {
-    return require('../../lib')
+    return require('../lib')
   } catch (error) {
     throw new Error(`could not load the zcopy library: ${error.message.split('\n')[0]}`)
   }
