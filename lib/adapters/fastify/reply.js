@@ -15,8 +15,9 @@ const { FileBody, bytesBody } = require('../../http')
 
 // The state of the answer on its raw response: { reply, headers, vary,
 // handedOver }. A symbol of zcopy's own, not a WeakMap: a weak map's entries,
-// one per request, are traced apart by the garbage collector (1.07x the
-// requests per second at 4 KiB without: docs/benchmarks.md).
+// one per request, are traced apart by the garbage collector, a visible part
+// of a small file's cost (docs/benchmarks-log.md, "zcopy/koa through Koa, and
+// a WeakMap per request").
 const ANSWER = Symbol('zcopy/fastify answer')
 
 function appendVary (res, field) {

@@ -21,9 +21,10 @@
 const { FileBody, bytesBody } = require('../../http')
 
 // The state of the answer on its raw response: { ctx, handedOver }. A symbol
-// of zcopy's own, not a WeakMap: with an entry per request (a weak map's
-// entries are traced apart) the garbage collector took 4.4 % of a 4 KiB
-// profile's samples, 1.7 % without (docs/benchmarks.md).
+// of zcopy's own, not a WeakMap: a weak map's entries are traced apart by the
+// garbage collector, and one entry per request made it a visible part of a
+// small file's cost (docs/benchmarks-log.md, "zcopy/koa through Koa, and a
+// WeakMap per request").
 const ANSWER = Symbol('zcopy/koa answer')
 
 // The context answering its response from now on (see ../koa.js): → its state,
