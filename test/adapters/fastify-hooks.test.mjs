@@ -14,7 +14,7 @@ import fastifyCompress from '@fastify/compress'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import zcopy from 'zcopy'
 import zcopyFastify from 'zcopy/fastify'
-import { fdsUnder } from '../fixtures/http/net.mjs'
+import { fdsUnder } from '../support/http.mjs'
 import { removeTempDir } from '../support/files.mjs'
 import { cutAfterFirstBytes, expectCompressedFile, makeTree, request } from './helpers.mjs'
 

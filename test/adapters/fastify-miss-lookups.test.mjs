@@ -11,7 +11,7 @@ import Fastify from 'fastify'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import zcopy from 'zcopy'
 import zcopyFastify from 'zcopy/fastify'
-import { fdsUnder, request } from '../fixtures/http/net.mjs'
+import { fdsUnder, request } from '../support/http.mjs'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
 
 const native = zcopy.zeroCopyAvailable

@@ -6,7 +6,7 @@ import http from 'node:http'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { expect } from 'vitest'
-import { request } from '../fixtures/http/net.mjs'
+import { request } from '../support/http.mjs'
 import { makeFile, makeTempDir } from '../support/files.mjs'
 
 export function makeTree () {

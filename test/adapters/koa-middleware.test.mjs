@@ -20,7 +20,7 @@ import compress from 'koa-compress'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import zcopy from 'zcopy'
 import serve from 'zcopy/koa'
-import { fdsUnder } from '../fixtures/http/net.mjs'
+import { fdsUnder } from '../support/http.mjs'
 import { removeTempDir } from '../support/files.mjs'
 import { cutAfterFirstBytes, expectCompressedFile, makeTree, request } from './helpers.mjs'
 

@@ -12,7 +12,7 @@ import zlib from 'node:zlib'
 import Koa from 'koa'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import serve from 'zcopy/koa'
-import { rawExchange, request } from '../fixtures/http/net.mjs'
+import { rawExchange, request } from '../support/http.mjs'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
 
 let root

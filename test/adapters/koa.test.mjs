@@ -202,13 +202,7 @@ it('keep-alive: several files, 304s and misses on one connection', async () => {
   const { port } = await app()
   const { default: http } = await import('node:http')
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-  const get = (p, headers = {}) => new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: p, agent, headers }, (res) => {
-      const chunks = []
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks), headers: res.headers }))
-    }).on('error', reject)
-  })
+  const get = (p, headers = {}) => request(port, p, { agent, headers })
   for (let i = 0; i < 3; i++) {
     const file = await get('/big.bin')
     expect(file.body.equals(tree.big)).toBe(true)

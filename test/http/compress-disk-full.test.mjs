@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { request } from '../fixtures/http/net.mjs'
+import { request } from '../support/http.mjs'
 
 const CHILD = fileURLToPath(new URL('./children/file-size-limited-server.mjs', import.meta.url))
 let base, root, cacheDir

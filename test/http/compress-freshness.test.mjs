@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
 import { decode } from '../support/decode.mjs'
-import { listen, request } from '../fixtures/http/net.mjs'
+import { listen, request } from '../support/http.mjs'
 
 function text (size, seed) {
   let state = 7

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import express from 'express'
 import compression from 'compression'
 import zcopy from '../../lib/index.js'
-import { fdsUnder, listen, request, tls } from '../fixtures/http/net.mjs'
+import { fdsUnder, listen, request, tls } from '../support/http.mjs'
 import { decode } from '../support/decode.mjs'
 
 const NATIVE = zcopy.zeroCopyAvailable

@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { listen } from '../fixtures/http/net.mjs'
+import { listen, request } from '../support/http.mjs'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
 
 const RACE_MS = Number(process.env.ZCOPY_RACE_MS || 4000)
@@ -56,14 +56,7 @@ function putDirectoryInPlace () {
 }
 
 function get (agent, port, path) {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
-      const chunks = []
-      res.on('data', (chunk) => chunks.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('latin1') }))
-      res.on('error', reject)
-    }).on('error', reject)
-  })
+  return request(port, path, { agent }).then(({ status, body }) => ({ status, body: body.toString('latin1') }))
 }
 
 // Tallies answers; a leak is any answer with a byte of the outside file's marker.

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
 import { OpenFileCache } from '../../lib/http/file-cache.js'
-import { fdsUnder, listen, request } from '../fixtures/http/net.mjs'
+import { fdsUnder, listen, request } from '../support/http.mjs'
 
 const BIG = 24 * 1024 * 1024
 

@@ -13,7 +13,7 @@ import createError from 'http-errors'
 import send from 'send'
 import serveStatic from 'serve-static'
 import zcopy from '../../lib/index.js'
-import { listen, request } from '../fixtures/http/net.mjs'
+import { listen, request } from '../support/http.mjs'
 import { makeTree } from '../fixtures/http/tree.mjs'
 
 let tree

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import express from 'express'
 import serveStatic from 'serve-static'
 import zcopy from '../../lib/index.js'
-import { listen, request, rawExchange } from '../fixtures/http/net.mjs'
+import { listen, request, rawExchange } from '../support/http.mjs'
 
 const ACTED_ON = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified',
   'cache-control', 'location', 'x-next', 'x-set-headers']

@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { OpenFileCache } from '../../lib/http/file-cache.js'
-import { fdsUnder } from '../fixtures/http/net.mjs'
+import { fdsUnder } from '../support/http.mjs'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
 
 const SWEEP_MS = 50

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { listen, request } from '../fixtures/http/net.mjs'
+import { listen, request } from '../support/http.mjs'
 
 // inotify's events are read on the event loop's next turns.
 const SEEN = 30
@@ -287,14 +287,8 @@ test('files replaced under load: every body is one whole version, the last one w
   for (const name of names) write(name)
 
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 })
-  const get = (name) => new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port: app.port, path: `/${name}`, agent }, (res) => {
-      const chunks = []
-      res.on('data', (chunk) => chunks.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks), length: Number(res.headers['content-length']) }))
-      res.on('error', reject)
-    }).on('error', reject)
-  })
+  const get = (name) => request(app.port, `/${name}`, { agent })
+    .then(({ status, headers, body }) => ({ status, body, length: Number(headers['content-length']) }))
 
   let stop = false
   let responses = 0

@@ -15,7 +15,7 @@ import zcopy from '../../lib/index.js'
 import zcopyFastify from '../../lib/adapters/fastify.js'
 import zcopyKoa from '../../lib/adapters/koa.js'
 import { startServe } from '../cli/serve-helpers.mjs'
-import { listen, rawExchange } from '../fixtures/http/net.mjs'
+import { listen, rawExchange } from '../support/http.mjs'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
 
 const MANIFEST = '{"name":"the-served-root"}\n'

@@ -8,7 +8,7 @@ import http from 'node:http'
 import { Writable } from 'node:stream'
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { fdsUnder, listen, request } from '../fixtures/http/net.mjs'
+import { fdsUnder, listen, request } from '../support/http.mjs'
 import { makeTree } from '../fixtures/http/tree.mjs'
 
 const HUGE = 64 * 1024 * 1024 // beyond what loopback socket buffers hold

@@ -16,7 +16,7 @@ import express from 'express'
 import morgan from 'morgan'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { listen, request } from '../fixtures/http/net.mjs'
+import { listen, request } from '../support/http.mjs'
 
 const HEADERS = ['content-length', 'content-type', 'etag', 'last-modified', 'cache-control', 'accept-ranges', 'content-range']
 const FORMAT = [':method', ':url', ':status', ...HEADERS.map((name) => `:res[${name}]`)].join('\t')

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { listen, request, secureGet, tls } from '../fixtures/http/net.mjs'
+import { listen, request, secureGet, tls } from '../support/http.mjs'
 
 const native = zcopy.zeroCopyAvailable
 const files = {

@@ -21,7 +21,7 @@ import zcopy from '../../lib/index.js'
 import { DirectoryWatches, tick } from '../../lib/http/dir-watches.js'
 import { OpenFileCache } from '../../lib/http/file-cache.js'
 import { ConfinedRoot } from '../../lib/http/open-confined.js'
-import { fdsUnder, listen, request } from '../fixtures/http/net.mjs'
+import { fdsUnder, listen, request } from '../support/http.mjs'
 
 const native = zcopy.zeroCopyAvailable
 // A miss's lookup and open: one job with the addon; without it the name's stat,

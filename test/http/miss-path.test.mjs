@@ -5,11 +5,11 @@
 // the real case; fs.statSync there would stall every client for as long.
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, expect, test } from 'vitest'
+import { request } from '../support/http.mjs'
 
 const SERVER = fileURLToPath(new URL('./children/lag-server.mjs', import.meta.url))
 const DELAY_US = 1_000_000
@@ -24,13 +24,7 @@ fs.writeFileSync(path.join(root, 'page.html'), 'page\n')
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 
 function get (port, url) {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: url, agent: false }, (res) => {
-      const chunks = []
-      res.on('data', (chunk) => chunks.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString() }))
-    }).on('error', reject)
-  })
+  return request(port, url).then(({ status, body }) => ({ status, body: body.toString() }))
 }
 
 test.skipIf(!hasStrace)('a second-long stat of each requested name leaves the event loop free', async () => {

@@ -12,7 +12,7 @@ import { brotliCompressSync, gunzipSync, brotliDecompressSync, gzipSync } from '
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import express from 'express'
 import zcopy from '../../lib/index.js'
-import { listen, request } from '../fixtures/http/net.mjs'
+import { listen, request } from '../support/http.mjs'
 
 const SOURCE = 'console.log("identity")\n'.repeat(40)
 const FILES = {

@@ -9,7 +9,7 @@ import express from 'express'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import zcopy from '../../lib/index.js'
 import { FILES, makeTree } from '../fixtures/http/tree.mjs'
-import { listen, request, secureGet, tls } from '../fixtures/http/net.mjs'
+import { listen, request, secureGet, tls } from '../support/http.mjs'
 
 const HUGE = 64 * 1024 * 1024
 let tree

@@ -21,7 +21,7 @@ import express from 'express'
 import serveStatic from 'serve-static'
 import etag from 'etag'
 import zcopy from '../../lib/index.js'
-import { listen, request } from '../fixtures/http/net.mjs'
+import { listen, request } from '../support/http.mjs'
 import { makeTree } from '../fixtures/http/tree.mjs'
 
 let tree, server

@@ -7,7 +7,7 @@ import { symlink } from 'node:fs/promises'
 import http from 'node:http'
 import { join } from 'node:path'
 import zcopy from '../../lib/index.js'
-import { listen, rawExchange, request } from '../fixtures/http/net.mjs'
+import { listen, rawExchange, request } from '../support/http.mjs'
 import { FILES, SECRET, makeTree } from '../fixtures/http/tree.mjs'
 
 const ATTACKS = [

@@ -3,7 +3,7 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { listen, request } from '../fixtures/http/net.mjs'
+import { listen, request } from '../support/http.mjs'
 import { FILES, makeTree } from '../fixtures/http/tree.mjs'
 
 let tree

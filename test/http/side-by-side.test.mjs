@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import express from 'express'
 import etag from 'etag'
 import zcopy from '../../lib/index.js'
-import { listen, request } from '../fixtures/http/net.mjs'
+import { listen, request } from '../support/http.mjs'
 import { makeTree } from '../fixtures/http/tree.mjs'
 
 const OPTION_SETS = {

@@ -10,7 +10,7 @@ import https from 'node:https'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 import zcopy from '../../lib/index.js'
-import { tls } from '../fixtures/http/net.mjs'
+import { tls } from '../support/http.mjs'
 import { pipelinedTrap, resetTrap, settle } from './tls-clients.mjs'
 
 const SERVER = fileURLToPath(new URL('./children/tls-trap-server.mjs', import.meta.url))

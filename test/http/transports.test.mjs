@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import compression from 'compression'
 import express from 'express'
 import zcopy from '../../lib/index.js'
-import { fdsUnder, listen, parseResponses, rawExchange, request, tls } from '../fixtures/http/net.mjs'
+import { fdsUnder, listen, parseResponses, rawExchange, request, tls } from '../support/http.mjs'
 import { FILES, makeTree } from '../fixtures/http/tree.mjs'
 
 let tree
@@ -31,17 +31,6 @@ function handlerFor (serve) {
   return (req, res) => serve(req, res, (err) => {
     res.statusCode = err ? err.status || 500 : 404
     res.end()
-  })
-}
-
-function get (agent, port, path, headers = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
-      const chunks = []
-      res.on('data', (chunk) => chunks.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks), reused: req.reusedSocket }))
-    })
-    req.on('error', reject)
   })
 }
 
@@ -64,12 +53,12 @@ describe('plain HTTP/1.1', () => {
     try {
       const order = ['hello.txt', 'big.bin', 'empty.txt', 'big.bin', 'ünïcødé ✓.txt', 'hello.txt']
       for (const [i, name] of order.entries()) {
-        const answer = await get(agent, app.port, '/' + encodeURIComponent(name))
+        const answer = await request(app.port, '/' + encodeURIComponent(name), { agent })
         expect(answer.status).toBe(200)
         expect(answer.body.equals(Buffer.from(FILES[name]))).toBe(true)
         expect(answer.reused).toBe(i > 0)
       }
-      const partial = await get(agent, app.port, '/big.bin', { range: 'bytes=100-1048675' })
+      const partial = await request(app.port, '/big.bin', { agent, headers: { range: 'bytes=100-1048675' } })
       expect(partial.status).toBe(206)
       expect(partial.body.equals(FILES['big.bin'].subarray(100, 1048676))).toBe(true)
       expect(partial.reused).toBe(true)

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { listen, request } from '../fixtures/http/net.mjs'
+import { listen, request } from '../support/http.mjs'
 import { fdTable } from '../support/fd-table.cjs'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
 

@@ -3,7 +3,7 @@ import crypto from 'node:crypto'
 import net from 'node:net'
 import tls from 'node:tls'
 import { once } from 'node:events'
-import { tls as tlsFixture } from '../fixtures/http/net.mjs'
+import { tls as tlsFixture } from './http.mjs'
 
 // A server whose connections each resolve `received` with { bytes, sha256 } at end.
 export async function startSink () {

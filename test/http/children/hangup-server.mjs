@@ -12,7 +12,7 @@ import https from 'node:https'
 import compression from 'compression'
 import express from 'express'
 import zcopy from '../../../lib/index.js'
-import { tls } from '../../fixtures/http/net.mjs'
+import { tls } from '../../support/http.mjs'
 
 const [kind, root] = process.argv.slice(2)
 const serve = zcopy.serveStatic(root)

@@ -9,7 +9,7 @@
 import http2 from 'node:http2'
 import https from 'node:https'
 import zcopy from '../../../lib/index.js'
-import { tls } from '../../fixtures/http/net.mjs'
+import { tls } from '../../support/http.mjs'
 
 const [mode, kind, timeout] = process.argv.slice(2)
 const bodies = { '/big': Buffer.alloc(32 * 1024 * 1024, 'b'), '/reset': Buffer.alloc(256 * 1024, 'r') }
