@@ -1,0 +1,57 @@
+// The module map of docs/internals.md, checked: a layer of lib/ (lib/engine/,
+// lib/http/) is entered only through its index.js, and imports go one way
+// (lib/engine knows nothing above it, lib/http nothing of the adapters, the CLI
+// or the benchmarks; lib/ and tools/ nothing of bin/ or bench/). Tests may
+// reach into a layer's files; the code may not.
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { jsFilesUnder } from './support/files.mjs'
+
+const root = new URL('..', import.meta.url).pathname
+const LAYERS = ['lib/engine', 'lib/http']
+
+// Where each folder may not reach (beyond a layer's files, checked for all).
+const NEVER = {
+  'lib/engine': ['lib/http', 'lib/adapters', 'lib/index.js', 'bin', 'tools', 'bench'],
+  'lib/http': ['lib/adapters', 'lib/index.js', 'bin', 'tools', 'bench'],
+  'lib/adapters': ['bin', 'tools', 'bench'],
+  tools: ['bin', 'bench'],
+  bin: ['bench']
+}
+
+const relative = (file) => path.relative(root, file).split(path.sep).join('/')
+const inside = (file, dir) => file === dir || file.startsWith(dir + '/')
+
+// The repository files a module requires by a relative path, as paths from the root.
+function localRequires (file) {
+  const code = fs.readFileSync(file, 'utf8').replace(/\/\/.*$/gm, '')
+  return [...code.matchAll(/require\(\s*'(\.{1,2}\/[^']*)'\s*\)/g)].map((match) => {
+    const target = path.resolve(path.dirname(file), match[1])
+    for (const candidate of [target, target + '.js', path.join(target, 'index.js')]) {
+      if (fs.existsSync(candidate) && fs.statSync(candidate).isFile()) return relative(candidate)
+    }
+    return relative(target)
+  })
+}
+
+const files = ['lib', 'bin', 'tools', 'bench'].flatMap((dir) => jsFilesUnder(path.join(root, dir)))
+
+describe('the module map', () => {
+  for (const file of files) {
+    const name = relative(file)
+    it(`${name} enters other layers through their index.js, and only downwards`, () => {
+      const wrong = []
+      for (const target of localRequires(file)) {
+        for (const layer of LAYERS) {
+          if (inside(target, layer) && !inside(name, layer) && target !== `${layer}/index.js`) wrong.push(`${target} (enter ${layer} by its index.js)`)
+        }
+        for (const [dir, never] of Object.entries(NEVER)) {
+          if (!inside(name, dir)) continue
+          for (const above of never) if (inside(target, above)) wrong.push(`${target} (${dir} never imports ${above})`)
+        }
+      }
+      expect(wrong).toEqual([])
+    })
+  }
+})
