@@ -25,7 +25,7 @@ function compileSendfileLoop () {
   return { binary }
 }
 
-// A socket-mode sender (see bin/lib/bench/socket-mode.js) that hands each
+// A socket-mode sender (see tools/measure/socket-mode.js) that hands each
 // connection to its own sendfile-loop process as fd 3; one op writes a byte
 // to the process and ends when it has sent the file and answered. The CPU
 // and memory probe follow the first process (the benchmark runs one).
