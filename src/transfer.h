@@ -7,7 +7,7 @@
 // first; on a socket it leaves in the same packet as the file's first bytes.
 //
 // Two objects per transfer:
-//  - TransferCore (transfer.cc), plain C++: the state machine, the private dups,
+//  - TransferCore (transfer_core.h), plain C++: the state machine, the private dups,
 //    the uv_work_t and uv_poll_t, a native copy of the head, the promise's
 //    deferred. It lives while anything refers to it (the JS wrapper, a queued
 //    pool job, an open poll handle, a callback on the stack) and deletes itself
