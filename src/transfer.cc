@@ -13,6 +13,36 @@
 
 namespace zcopy {
 
+namespace {
+
+constexpr const char* kUsage =
+    "Transfer({ outFd, inFd, offset, length, chunkSize, onProgress?, head?, sourcePath?, destinationPath?, end? })";
+
+// A number option as an integer; `fallback` when it is no number.
+int64_t IntegerOption(const Napi::Object& options, const char* name, int64_t fallback) {
+  Napi::Value value = options.Get(name);
+  return value.IsNumber() ? value.As<Napi::Number>().Int64Value() : fallback;
+}
+
+// An end given as a path (a string, UTF-8, or a Buffer) instead of a descriptor.
+Path PathArg(const Napi::Value& value, std::string* storage) {
+  Path path;
+  if (value.IsBuffer()) {
+    Napi::Buffer<char> buffer = value.As<Napi::Buffer<char>>();
+    path.given = true;
+    path.data = buffer.Data();
+    path.length = buffer.Length();
+  } else if (value.IsString()) {
+    *storage = value.As<Napi::String>().Utf8Value();
+    path.given = true;
+    path.data = storage->data();
+    path.length = storage->size();
+  }
+  return path;
+}
+
+}  // namespace
+
 Napi::Function Transfer::Init(Napi::Env env) {
   auto* registry = new (std::nothrow) EnvRegistry();
   if (registry == nullptr) {
@@ -37,62 +67,48 @@ Napi::Function Transfer::Init(Napi::Env env) {
                      registry);
 }
 
-// An end given as a path (a string, UTF-8, or a Buffer) instead of a descriptor.
-static Path PathArg(const Napi::Value& value, std::string* storage) {
-  Path path;
-  if (value.IsBuffer()) {
-    Napi::Buffer<char> buffer = value.As<Napi::Buffer<char>>();
-    path.given = true;
-    path.data = buffer.Data();
-    path.length = buffer.Length();
-  } else if (value.IsString()) {
-    *storage = value.As<Napi::String>().Utf8Value();
-    path.given = true;
-    path.data = storage->data();
-    path.length = storage->size();
-  }
-  return path;
-}
-
-// Arguments are validated by lib/sendfile.js; this only guards the types.
-// new Transfer(outFd, inFd, offset, length, chunkSize, onProgress?, head?,
-//              sourcePath?, destinationPath?, end?): an end given as a path has
-// -1 as its descriptor; with a source path, `length` is fixed once it is open,
-// from `offset` to `end` (inclusive, -1 for the end of the file).
+// Options are validated by lib/sendfile.js; this only guards the types.
+// new Transfer({ outFd, inFd, offset, length, chunkSize, onProgress?, head?,
+//                sourcePath?, destinationPath?, end? }): an end given as a path
+// has -1 as its descriptor; with a source path, `length` is fixed once it is
+// open, from `offset` to `end` (inclusive, -1 for the end of the file).
 Transfer::Transfer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Transfer>(info) {
   Napi::Env env = info.Env();
-  const int out = info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : -1;
-  const int in = info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : -1;
-  const int64_t offset = info[2].IsNumber() ? info[2].As<Napi::Number>().Int64Value() : -1;
-  const int64_t length = info[3].IsNumber() ? info[3].As<Napi::Number>().Int64Value() : -1;
-  const int64_t chunk = info[4].IsNumber() ? info[4].As<Napi::Number>().Int64Value() : 0;
-  std::string source_storage;
-  std::string destination_storage;
-  const Path source_path = PathArg(info[7], &source_storage);
-  const Path destination_path = PathArg(info[8], &destination_storage);
-  const int64_t end = info[9].IsNumber() ? info[9].As<Napi::Number>().Int64Value() : -1;
-  if ((out < 0 && !destination_path.given) || (in < 0 && !source_path.given) || offset < 0 || length < 0 ||
-      chunk <= 0) {
-    Napi::TypeError::New(env,
-                         "Transfer(outFd, inFd, offset, length, chunkSize, onProgress?, head?, sourcePath?, "
-                         "destinationPath?, end?)")
-        .ThrowAsJavaScriptException();
+  if (!info[0].IsObject()) {
+    Napi::TypeError::New(env, kUsage).ThrowAsJavaScriptException();
     return;
   }
-  const char* head = nullptr;
-  size_t head_length = 0;
-  if (info[6].IsBuffer()) {
-    Napi::Buffer<char> buffer = info[6].As<Napi::Buffer<char>>();
-    head = buffer.Data();
-    head_length = buffer.Length();
+  const Napi::Object options = info[0].As<Napi::Object>();
+  TransferSpec spec;
+  spec.out_fd = static_cast<int>(IntegerOption(options, "outFd", -1));
+  spec.in_fd = static_cast<int>(IntegerOption(options, "inFd", -1));
+  spec.offset = IntegerOption(options, "offset", -1);
+  spec.length = IntegerOption(options, "length", -1);
+  spec.chunk_size = IntegerOption(options, "chunkSize", 0);
+  std::string source_storage;
+  std::string destination_storage;
+  spec.source_path = PathArg(options.Get("sourcePath"), &source_storage);
+  spec.destination_path = PathArg(options.Get("destinationPath"), &destination_storage);
+  spec.end = IntegerOption(options, "end", -1);
+  if (env.IsExceptionPending()) return;  // a getter threw
+  if ((spec.out_fd < 0 && !spec.destination_path.given) || (spec.in_fd < 0 && !spec.source_path.given) ||
+      spec.offset < 0 || spec.length < 0 || spec.chunk_size <= 0) {
+    Napi::TypeError::New(env, kUsage).ThrowAsJavaScriptException();
+    return;
   }
-  core_ = TransferCore::New(static_cast<EnvRegistry*>(info.Data()), out, in, offset, length, chunk, head,
-                            head_length, source_path, destination_path, end);
+  Napi::Value head = options.Get("head");
+  if (head.IsBuffer()) {
+    Napi::Buffer<char> buffer = head.As<Napi::Buffer<char>>();
+    spec.head = buffer.Data();
+    spec.head_length = buffer.Length();
+  }
+  core_ = TransferCore::New(static_cast<EnvRegistry*>(info.Data()), spec);
   if (core_ == nullptr) {
     Napi::Error::New(env, "zcopy: out of memory").ThrowAsJavaScriptException();
     return;
   }
-  if (info[5].IsFunction()) core_->SetProgress(env, info[5]);
+  Napi::Value on_progress = options.Get("onProgress");
+  if (on_progress.IsFunction()) core_->SetProgress(env, on_progress);
 }
 
 Transfer::~Transfer() {

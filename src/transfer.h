@@ -32,8 +32,8 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
   // The Transfer class for `env`; registers the environment's cleanup hook.
   static Napi::Function Init(Napi::Env env);
 
-  // new Transfer(outFd, inFd, offset, length, chunkSize, onProgress?, head?,
-  //              sourcePath?, destinationPath?, end?)
+  // new Transfer({ outFd, inFd, offset, length, chunkSize, onProgress?, head?,
+  //                sourcePath?, destinationPath?, end? })
   explicit Transfer(const Napi::CallbackInfo& info);
   ~Transfer() override;
 

@@ -22,25 +22,38 @@
 
 namespace zcopy {
 
+// What a transfer moves, as the JS wrapper read it from its options (see
+// transfer.h). An end given as a path has -1 as its descriptor.
+struct TransferSpec {
+  int out_fd = -1;
+  int in_fd = -1;
+  int64_t offset = -1;
+  int64_t length = -1;  // with a source path, fixed once the source is open
+  int64_t chunk_size = 0;
+  const char* head = nullptr;  // the caller's bytes, copied by TransferCore::New
+  size_t head_length = 0;
+  Path source_path;
+  Path destination_path;
+  int64_t end = -1;  // with a source path: the range's last byte (inclusive), -1 for the end of the file
+};
+
 class TransferCore {
  public:
   // The head's bytes, and the paths of ends to open (see OpenSpec), are copied
   // into the same allocation: the pool thread never reads JS memory. Null when
   // out of memory.
-  static TransferCore* New(EnvRegistry* registry, int out, int in, int64_t offset, int64_t length,
-                           int64_t chunk, const char* head, size_t head_length, const Path& source_path,
-                           const Path& destination_path, int64_t end) {
-    const size_t paths = source_path.Size() + destination_path.Size();
-    void* memory = ::operator new(sizeof(TransferCore) + head_length + paths, std::nothrow);
+  static TransferCore* New(EnvRegistry* registry, const TransferSpec& spec) {
+    const size_t paths = spec.source_path.Size() + spec.destination_path.Size();
+    void* memory = ::operator new(sizeof(TransferCore) + spec.head_length + paths, std::nothrow);
     if (memory == nullptr) return nullptr;
-    auto* core = new (memory) TransferCore(registry, out, in, offset, length, chunk, head_length);
-    if (head_length > 0) std::memcpy(core->HeadBytes(), head, head_length);
-    char* at = core->HeadBytes() + head_length;
-    core->open_spec_.source_path = source_path.CopyTo(&at);
-    core->open_spec_.destination_path = destination_path.CopyTo(&at);
-    core->open_spec_.start = offset;
-    core->open_spec_.end = end;
-    core->opens_ = source_path.given || destination_path.given;
+    auto* core = new (memory) TransferCore(registry, spec);
+    if (spec.head_length > 0) std::memcpy(core->HeadBytes(), spec.head, spec.head_length);
+    char* at = core->HeadBytes() + spec.head_length;
+    core->open_spec_.source_path = spec.source_path.CopyTo(&at);
+    core->open_spec_.destination_path = spec.destination_path.CopyTo(&at);
+    core->open_spec_.start = spec.offset;
+    core->open_spec_.end = spec.end;
+    core->opens_ = spec.source_path.given || spec.destination_path.given;
     return core;
   }
 
@@ -89,16 +102,15 @@ class TransferCore {
     bool slow = false;      // a wait in the pool timed out: the reader is slow
   };
 
-  TransferCore(EnvRegistry* registry, int out, int in, int64_t offset, int64_t length, int64_t chunk,
-               size_t head_length)
+  TransferCore(EnvRegistry* registry, const TransferSpec& spec)
       : registry_(registry),
         env_(registry->env),
-        out_arg_(out),
-        in_arg_(in),
-        offset_(offset),
-        remaining_(length),
-        chunk_(chunk),
-        head_length_(head_length) {}
+        out_arg_(spec.out_fd),
+        in_arg_(spec.in_fd),
+        offset_(spec.offset),
+        remaining_(spec.length),
+        chunk_(spec.chunk_size),
+        head_length_(spec.head_length) {}
 
   ~TransferCore() { DropNapi(); }
 
