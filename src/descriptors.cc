@@ -90,7 +90,7 @@ Destination Describe(int fd) {
   return destination;
 }
 
-int OpenSink(int fd, const Destination& destination, UniqueFd* out, Sink* sink) {
+int DuplicateDestination(int fd, const Destination& destination, UniqueFd* out, Sink* sink) {
   if (destination.error != 0) return destination.error;
   const unsigned mode = destination.mode;
   if (S_ISREG(mode) || S_ISBLK(mode)) {
@@ -120,7 +120,7 @@ void LimitUnsent(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &kUnsentLimit, sizeof kUnsentLimit);
 }
 
-int OpenSource(int fd, bool sent_from, UniqueFd* in) {
+int DuplicateSource(int fd, bool sent_from, UniqueFd* in) {
   if (!sent_from) {
     unsigned mode = 0;
     if (int err = FileMode(fd, &mode)) return err;

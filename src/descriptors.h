@@ -1,9 +1,10 @@
 // What a transfer asks the kernel about the descriptors it is given, and the
 // private copies it makes of them: the destination's kind, read once per
-// transfer (Describe); the private descriptor of each end (OpenSource,
-// OpenSink); a TCP destination's unsent limit (LimitUnsent); whether a range of
-// the source is in the page cache (RangeCached). Plain system calls, no Node-API;
-// used by TransferCore (transfer_core.cc).
+// transfer (Describe); the private duplicate of each end (DuplicateSource,
+// DuplicateDestination); a TCP destination's unsent limit (LimitUnsent);
+// whether a range of the source is in the page cache (RangeCached). Plain
+// system calls, no Node-API; used by TransferCore (transfer_core.cc). The ends
+// a transfer is given as paths are opened in copy_range.cc instead.
 #pragma once
 
 #include <sys/stat.h>  // S_ISREG and friends; the stat itself is FileStat()
@@ -22,19 +23,20 @@ enum class Sink {
 
 // What the caller's destination descriptor is, read once per transfer (one stat,
 // one F_GETFL): whether the event loop may write to it (IsNonBlockingStream),
-// how its private dup takes bytes (OpenSink), and whether it is a socket whose
-// unsent bytes to limit (LimitUnsent).
+// how its private duplicate takes bytes (DuplicateDestination), and whether it
+// is a socket whose unsent bytes to limit (LimitUnsent).
 struct Destination {
-  int error = 0;  // errno of the stat or F_GETFL, reported by OpenSink
+  int error = 0;  // errno of the stat or F_GETFL, reported by DuplicateDestination
   unsigned mode = 0;
   bool nonblocking = false;
 };
 
 Destination Describe(int fd);
 
-// Private descriptor for the destination `fd` (described by Describe), and how
-// it takes bytes.
-int OpenSink(int fd, const Destination& destination, UniqueFd* out, Sink* sink);
+// Private duplicate of the destination `fd` (described by Describe), and how it
+// takes bytes: a dup(2), or for a blocking pipe or device a non-blocking reopen
+// of it through /proc (a new open file description of the same file).
+int DuplicateDestination(int fd, const Destination& destination, UniqueFd* out, Sink* sink);
 
 // Whether the destination is a socket or pipe that never blocks: the only kind
 // the eager path writes to from the event loop.
@@ -50,10 +52,10 @@ inline bool IsNonBlockingStream(const Destination& destination) {
 // option, is left as it is.
 void LimitUnsent(int fd);
 
-// Private descriptor for the source. A directory is refused here with EISDIR
+// Private duplicate (dup(2)) of the source `fd`. A directory is refused here with EISDIR
 // (sendfile would say EINVAL), unless `sent_from` is true: sendfile has already
 // read from it, so it is none.
-int OpenSource(int fd, bool sent_from, UniqueFd* in);
+int DuplicateSource(int fd, bool sent_from, UniqueFd* in);
 
 // Whether every page of the range is in the page cache (cachestat(2), Linux
 // 6.5+), so that sendfile from it cannot wait for the disk. False when unknown.

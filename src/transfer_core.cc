@@ -41,7 +41,7 @@ napi_value TransferCore::Start(napi_env env) {
     Finish(env, Outcome::kAborted);
   } else if (opens_) {
     // Ends to open first: the whole of a small copy is then one pool job.
-    if (int err = OpenDescriptors()) {
+    if (int err = DuplicateDescriptors()) {
       Finish(env, Outcome::kSystemError, err, "sendfile");
     } else {
       open_phase_.store(kOpening, std::memory_order_relaxed);
@@ -52,7 +52,7 @@ napi_value TransferCore::Start(napi_env env) {
       LimitUnsent(out_arg_);
     }
     if (!SendEagerly(env)) {
-      if (int err = OpenDescriptors()) {
+      if (int err = DuplicateDescriptors()) {
         Finish(env, Outcome::kSystemError, err, "sendfile");
       } else if (!HasWork()) {
         Finish(env, Outcome::kDone);
@@ -82,7 +82,7 @@ bool TransferCore::SendEagerly(napi_env env) {
   if (!finished) {
     // No dups (EMFILE, ENFILE): the transfer fails, after what moved is
     // accounted and reported, so that the caller can send the rest another way.
-    if (int err = OpenDescriptors()) result_.error = err;
+    if (int err = DuplicateDescriptors()) result_.error = err;
   }
   OnChunkDone(env);
   return true;
@@ -90,12 +90,12 @@ bool TransferCore::SendEagerly(napi_env env) {
 
 // Private dups of the ends given as descriptors (an end given as a path is
 // opened later, in the pool). A destination that is a file takes copy_file_range.
-int TransferCore::OpenDescriptors() {
+int TransferCore::DuplicateDescriptors() {
   if (in_arg_ >= 0) {
-    if (int err = OpenSource(in_arg_, source_sent_from_, &in_)) return err;
+    if (int err = DuplicateSource(in_arg_, source_sent_from_, &in_)) return err;
   }
   if (out_arg_ >= 0) {
-    if (int err = OpenSink(out_arg_, destination_, &out_, &sink_)) return err;
+    if (int err = DuplicateDestination(out_arg_, destination_, &out_, &sink_)) return err;
   }
   if (sink_ == Sink::kFile) method_ = CopyMethod::kCopyFileRange;
   return 0;
@@ -423,7 +423,7 @@ void TransferCore::OnEnvClosing() {
 
 void TransferCore::WorkCallback(uv_work_t* req) {
   auto* self = static_cast<TransferCore*>(req->data);
-  if (self->open_phase_.load(std::memory_order_acquire) == kOpening && !self->OpenInPool()) return;
+  if (self->open_phase_.load(std::memory_order_acquire) == kOpening && !self->OpenPathsInPool()) return;
   if (self->sink_ == Sink::kStream) {
     // A socket or pipe takes what its reader frees: bounded by time, not bytes.
     self->result_ = self->RunChunk(self->out_.Get(), self->in_.Get(), self->remaining_,
@@ -437,15 +437,15 @@ void TransferCore::WorkCallback(uv_work_t* req) {
 // Pool thread, first job of a transfer given paths: opens them (copy_range.cc).
 // False when there is nothing to copy: the open failed, found a FIFO or a
 // device, or an abort took the transfer over meanwhile.
-bool TransferCore::OpenInPool() {
+bool TransferCore::OpenPathsInPool() {
   OpenedEnds ends;
-  OpenSourceEnd(open_spec_, &ends);
+  OpenSourcePath(open_spec_, &ends);
   uint8_t opening = kOpening;
   if (!open_phase_.compare_exchange_strong(opening, kOpened, std::memory_order_acq_rel)) {
     return false;  // abandoned: `ends` closes the source; the rest is the event loop's
   }
   if (Aborted()) return false;  // `ends` closes the source; the destination is left alone
-  OpenDestinationEnd(open_spec_, &ends);
+  OpenDestinationPath(open_spec_, &ends);
   if (open_spec_.source_path != nullptr) {
     in_ = std::move(ends.in);
     if (ends.length >= 0) remaining_ = ends.length;

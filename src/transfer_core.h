@@ -141,14 +141,14 @@ class TransferCore {
     }
   }
 
-  int OpenDescriptors();
+  int DuplicateDescriptors();
   bool SendEagerly(napi_env env);
   void QueueChunk(napi_env env);
   void SendNext(napi_env env);
   void WaitWritable(napi_env env);
   void EnsureAsyncContext(napi_env env);
   ChunkResult RunChunk(int out, int in, int64_t max_bytes, uint64_t deadline = 0, bool may_wait = false);
-  bool OpenInPool();
+  bool OpenPathsInPool();
   void CloseIfFinished();
   // Whether a failure leaves the descriptors this transfer opened to JavaScript
   // (lib/pipe-file.js copies with them when the kernel cannot).
