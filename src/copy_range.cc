@@ -111,8 +111,8 @@ napi_value NotRegularError(napi_env env) {
   napi_value message = nullptr;
   napi_value error = nullptr;
   if (napi_create_string_latin1(env, "ERR_ZCOPY_NOT_REGULAR", NAPI_AUTO_LENGTH, &code) != napi_ok ||
-      napi_create_string_latin1(env, "Not a regular file: handed to the JavaScript copy", NAPI_AUTO_LENGTH,
-                                &message) != napi_ok ||
+      napi_create_string_latin1(env, "Not a regular file: handed to the JavaScript copy", NAPI_AUTO_LENGTH, &message) !=
+          napi_ok ||
       napi_create_error(env, code, message, &error) != napi_ok) {
     return nullptr;
   }

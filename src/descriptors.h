@@ -41,8 +41,7 @@ int DuplicateDestination(int fd, const Destination& destination, UniqueFd* out, 
 // Whether the destination is a socket or pipe that never blocks: the only kind
 // the eager path writes to from the event loop.
 inline bool IsNonBlockingStream(const Destination& destination) {
-  return destination.error == 0 && !S_ISREG(destination.mode) && !S_ISBLK(destination.mode) &&
-         destination.nonblocking;
+  return destination.error == 0 && !S_ISREG(destination.mode) && !S_ISBLK(destination.mode) && destination.nonblocking;
 }
 
 // Lowers a TCP socket's TCP_NOTSENT_LOWAT to kUnsentLimit, unless it is already

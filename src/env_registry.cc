@@ -12,8 +12,11 @@ void EnvRegistry::Add(TransferCore* core) {
 }
 
 void EnvRegistry::Remove(TransferCore* core) {
-  if (core->prev_ != nullptr) core->prev_->next_ = core->next_;
-  else first = core->next_;
+  if (core->prev_ != nullptr) {
+    core->prev_->next_ = core->next_;
+  } else {
+    first = core->next_;
+  }
   if (core->next_ != nullptr) core->next_->prev_ = core->prev_;
   core->prev_ = core->next_ = nullptr;
   DeleteIfDone();

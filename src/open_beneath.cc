@@ -155,7 +155,8 @@ napi_value Opened(napi_env env, int fd, bool link) {
   napi_value number = nullptr;
   napi_value is_link = nullptr;
   if (napi_create_object(env, &value) != napi_ok || napi_create_int32(env, fd, &number) != napi_ok ||
-      napi_get_boolean(env, link, &is_link) != napi_ok || napi_set_named_property(env, value, "fd", number) != napi_ok ||
+      napi_get_boolean(env, link, &is_link) != napi_ok ||
+      napi_set_named_property(env, value, "fd", number) != napi_ok ||
       napi_set_named_property(env, value, "link", is_link) != napi_ok) {
     return nullptr;
   }

@@ -47,14 +47,15 @@ namespace {
 
 constexpr size_t kProbeBytes = 64 * 1024;
 
-
 // What one probe found: error 0 means present.
 struct Finding {
   int error = 0;
   const char* code = nullptr;  // set instead of `error` for a result no errno describes
 };
 
-Finding FromResult(long result) { return Finding{result < 0 ? errno : 0, nullptr}; }
+Finding FromResult(long result) {
+  return Finding{result < 0 ? errno : 0, nullptr};
+}
 
 // An unlinked file in `dir`, open read-write; sets *error on failure.
 UniqueFd ScratchFile(const std::string& dir, int* error) {

@@ -232,8 +232,7 @@ static bool WaitInPool(int out, uint64_t deadline, bool* slow) {
 // first one that ends past `deadline` (0: none). A full destination ends it,
 // unless `may_wait`: a pool job then waits for it a little (WaitInPool). Runs on
 // a pool thread, or on the event loop for the eager path (which never waits).
-TransferCore::ChunkResult TransferCore::RunChunk(int out, int in, int64_t max_bytes, uint64_t deadline,
-                                                 bool may_wait) {
+TransferCore::ChunkResult TransferCore::RunChunk(int out, int in, int64_t max_bytes, uint64_t deadline, bool may_wait) {
   ChunkResult result;
   if (!WriteHead(out, &result)) return result;
   const int64_t limit = std::min(remaining_, max_bytes);
@@ -345,8 +344,7 @@ void TransferCore::ClosePoll() {
 
 // Closes every descriptor and handle, then settles the promise. Never called
 // while a pool job runs (it uses the descriptors).
-void TransferCore::Finish(napi_env env, Outcome outcome, int error, const char* syscall,
-                          napi_value thrown) {
+void TransferCore::Finish(napi_env env, Outcome outcome, int error, const char* syscall, napi_value thrown) {
   state_ = State::kDone;
   ClosePoll();  // uv_close takes the fd out of epoll at once: the dup may close now
   if (outcome == Outcome::kNotRegular || (outcome == Outcome::kSystemError && KeepsForJs(error, 0))) {
@@ -426,8 +424,8 @@ void TransferCore::WorkCallback(uv_work_t* req) {
   if (self->open_phase_.load(std::memory_order_acquire) == kOpening && !self->OpenPathsInPool()) return;
   if (self->sink_ == Sink::kStream) {
     // A socket or pipe takes what its reader frees: bounded by time, not bytes.
-    self->result_ = self->RunChunk(self->out_.Get(), self->in_.Get(), self->remaining_,
-                                   uv_hrtime() + kJobBudgetNs, self->waits_in_pool_);
+    self->result_ = self->RunChunk(self->out_.Get(), self->in_.Get(), self->remaining_, uv_hrtime() + kJobBudgetNs,
+                                   self->waits_in_pool_);
   } else {
     self->result_ = self->RunChunk(self->out_.Get(), self->in_.Get(), self->chunk_);
   }

@@ -162,8 +162,7 @@ class TransferCore {
   bool HasWork() const { return HasWork(ChunkResult()); }
   bool Aborted() const { return aborted_.load(std::memory_order_relaxed); }
   void OnChunkDone(napi_env env);
-  void Finish(napi_env env, Outcome outcome, int error = 0, const char* syscall = nullptr,
-              napi_value thrown = nullptr);
+  void Finish(napi_env env, Outcome outcome, int error = 0, const char* syscall = nullptr, napi_value thrown = nullptr);
   void ClosePoll();
   void DropNapi();
   void OnEnvClosing();
@@ -189,7 +188,7 @@ class TransferCore {
 
   UniqueFd out_;
   UniqueFd in_;
-  Destination destination_;  // out_arg_ described at start, when it is given
+  Destination destination_;        // out_arg_ described at start, when it is given
   bool source_sent_from_ = false;  // the eager path moved file bytes from in_arg_
   Sink sink_ = Sink::kFile;
   CopyMethod method_ = CopyMethod::kSendfile;  // see CopyChunk
