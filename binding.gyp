@@ -7,11 +7,14 @@
           "sources": [
             "src/addon.cc",
             "src/copy_range.cc",
+            "src/descriptors.cc",
+            "src/env_registry.cc",
             "src/errors.cc",
             "src/open_beneath.cc",
             "src/socket_cork.cc",
             "src/probe.cc",
-            "src/transfer.cc"
+            "src/transfer.cc",
+            "src/transfer_core.cc"
           ],
           "defines": [
             "NAPI_VERSION=8",

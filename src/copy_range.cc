@@ -78,7 +78,7 @@ void Fail(OpenedEnds* result, int error, const char* syscall, const char* path) 
 
 }  // namespace
 
-void OpenSourceEnd(const OpenSpec& spec, OpenedEnds* result) {
+void OpenSourcePath(const OpenSpec& spec, OpenedEnds* result) {
   if (spec.source_path == nullptr) return;
   int fd = OpenRetrying(spec.source_path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return Fail(result, errno, "open", spec.source_path);
@@ -96,7 +96,7 @@ void OpenSourceEnd(const OpenSpec& spec, OpenedEnds* result) {
   result->length = std::max<int64_t>(0, last - spec.start + 1);
 }
 
-void OpenDestinationEnd(const OpenSpec& spec, OpenedEnds* result) {
+void OpenDestinationPath(const OpenSpec& spec, OpenedEnds* result) {
   if (spec.destination_path == nullptr || result->error != 0 || result->not_regular) return;
   int fd = OpenRetrying(spec.destination_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) return Fail(result, errno, "open", spec.destination_path);
@@ -111,8 +111,8 @@ napi_value NotRegularError(napi_env env) {
   napi_value message = nullptr;
   napi_value error = nullptr;
   if (napi_create_string_latin1(env, "ERR_ZCOPY_NOT_REGULAR", NAPI_AUTO_LENGTH, &code) != napi_ok ||
-      napi_create_string_latin1(env, "Not a regular file: handed to the JavaScript copy", NAPI_AUTO_LENGTH,
-                                &message) != napi_ok ||
+      napi_create_string_latin1(env, "Not a regular file: handed to the JavaScript copy", NAPI_AUTO_LENGTH, &message) !=
+          napi_ok ||
       napi_create_error(env, code, message, &error) != napi_ok) {
     return nullptr;
   }

@@ -3,7 +3,7 @@
 // costs one thread-pool job, open + copy + close, as fs.copyFile does).
 //
 // Used by TransferCore (transfer.cc): CopyChunk() replaces its sendfile(2) call,
-// OpenSourceEnd() and OpenDestinationEnd() are the first step of a transfer
+// OpenSourcePath() and OpenDestinationPath() are the first step of a transfer
 // given paths. Nothing here touches Node-API but NotRegularError().
 #pragma once
 
@@ -65,7 +65,7 @@ struct Path {
   }
 };
 
-// What OpenSourceEnd/OpenDestinationEnd did. On success `in`/`out` hold the
+// What OpenSourcePath/OpenDestinationPath did. On success `in`/`out` hold the
 // descriptors they opened (a side given as a descriptor stays empty) and
 // `length` is the range's length (source path only). `not_regular`: one of the ends it opened is not a regular
 // file (a FIFO, a device); the caller hands the descriptors to JavaScript,
@@ -84,12 +84,12 @@ struct OpenedEnds {
 // Opens the source path (O_RDONLY), checks it and fixes the range; nothing
 // without a source path. Blocking (a FIFO waits for a writer); runs on a pool
 // thread.
-void OpenSourceEnd(const OpenSpec& spec, OpenedEnds* result);
+void OpenSourcePath(const OpenSpec& spec, OpenedEnds* result);
 
 // Then the destination path (O_WRONLY | O_CREAT | O_TRUNC, 0666 & ~umask, as
 // fs.open(path, 'w')), only once the source is known good; nothing without a
 // destination path. Blocking (a FIFO waits for a reader); pool thread.
-void OpenDestinationEnd(const OpenSpec& spec, OpenedEnds* result);
+void OpenDestinationPath(const OpenSpec& spec, OpenedEnds* result);
 
 // The rejection of a transfer that stopped to hand the descriptors it opened to
 // JavaScript (code ERR_ZCOPY_NOT_REGULAR; never seen by users).

@@ -47,8 +47,7 @@ napi_value SystemError(napi_env env, int err, const char* syscall, const char* p
 }
 
 napi_value TruncatedError(napi_env env, int64_t offset, int64_t missing) {
-  std::string message = "Source file ended at byte " + std::to_string(offset) + " with " +
-                        std::to_string(missing) +
+  std::string message = "Source file ended at byte " + std::to_string(offset) + " with " + std::to_string(missing) +
                         " bytes of the requested range unsent (was it truncated?)";
   napi_value error = WithCode(env, message, "ERR_ZCOPY_TRUNCATED");
   if (error != nullptr) SetProperty(env, error, "syscall", String(env, "sendfile"));

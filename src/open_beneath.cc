@@ -81,34 +81,23 @@ struct OpenJob {
   bool stat_failed = false;
 };
 
-long OpenAt2(int dir_fd, const char* path, uint64_t flags) {
-  OpenHow how{};
-  how.flags = flags;
-  how.resolve = kResolveBeneath | kResolveNoMagiclinks;
-  long fd;
-  do {
-    fd = syscall(__NR_openat2, dir_fd, path, &how, sizeof(how));
-  } while (fd < 0 && errno == EINTR);
-  return fd;
-}
-
 // The descriptor, or -1 and `*error`. `*link`: the last component was a symbolic
 // link. ELOOP under O_NOFOLLOW also comes from a loop or a magic link on the way,
 // which the second open meets again; an open that succeeds the second time had a
 // link last (or the name was swapped for one in between: told as a link).
 int OpenBeneath(int dir_fd, const char* path, bool* link, int* error) {
   const uint64_t flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
-  long fd = OpenAt2(dir_fd, path, flags | O_NOFOLLOW);
+  int fd = OpenAt2Beneath(dir_fd, path, flags | O_NOFOLLOW);
   if (fd < 0 && errno == ELOOP) {
     *link = true;
-    fd = OpenAt2(dir_fd, path, flags);
+    fd = OpenAt2Beneath(dir_fd, path, flags);
   }
   if (fd < 0) {
     *error = errno;
     if (*error == ENOSYS) openat2_missing.store(true, std::memory_order_relaxed);
     return -1;
   }
-  return static_cast<int>(fd);
+  return fd;
 }
 
 // lookupBeneath's stats: false, with the job's outcome, when there is nothing
@@ -166,7 +155,8 @@ napi_value Opened(napi_env env, int fd, bool link) {
   napi_value number = nullptr;
   napi_value is_link = nullptr;
   if (napi_create_object(env, &value) != napi_ok || napi_create_int32(env, fd, &number) != napi_ok ||
-      napi_get_boolean(env, link, &is_link) != napi_ok || napi_set_named_property(env, value, "fd", number) != napi_ok ||
+      napi_get_boolean(env, link, &is_link) != napi_ok ||
+      napi_set_named_property(env, value, "fd", number) != napi_ok ||
       napi_set_named_property(env, value, "link", is_link) != napi_ok) {
     return nullptr;
   }
@@ -348,6 +338,17 @@ Napi::Value CloseJs(const Napi::CallbackInfo& info) {
 }
 
 }  // namespace
+
+int OpenAt2Beneath(int dir_fd, const char* path, uint64_t flags) {
+  OpenHow how{};
+  how.flags = flags;
+  how.resolve = kResolveBeneath | kResolveNoMagiclinks;
+  long fd;
+  do {
+    fd = syscall(__NR_openat2, dir_fd, path, &how, sizeof(how));
+  } while (fd < 0 && errno == EINTR);
+  return static_cast<int>(fd);
+}
 
 Napi::Function CloseFunction(Napi::Env env) {
   return Napi::Function::New(env, CloseJs, "close");

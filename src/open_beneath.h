@@ -6,7 +6,15 @@
 
 #include <napi.h>
 
+#include <cstdint>
+
 namespace zcopy {
+
+// openat2(dir_fd, path, { flags, resolve: RESOLVE_BENEATH |
+// RESOLVE_NO_MAGICLINKS }), called again on EINTR: the descriptor, or -1 with
+// errno set (ENOSYS where the kernel has no openat2). Blocking; for a pool
+// thread (openBeneath) or probeKernel.
+int OpenAt2Beneath(int dir_fd, const char* path, uint64_t flags);
 
 Napi::Function OpenBeneathFunction(Napi::Env env);
 Napi::Function LookupBeneathFunction(Napi::Env env);

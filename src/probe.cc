@@ -34,6 +34,7 @@
 
 #include "errors.h"
 #include "linux_abi.h"
+#include "open_beneath.h"
 #include "unique_fd.h"
 
 namespace zcopy {
@@ -46,14 +47,15 @@ namespace {
 
 constexpr size_t kProbeBytes = 64 * 1024;
 
-
 // What one probe found: error 0 means present.
 struct Finding {
   int error = 0;
   const char* code = nullptr;  // set instead of `error` for a result no errno describes
 };
 
-Finding FromResult(long result) { return Finding{result < 0 ? errno : 0, nullptr}; }
+Finding FromResult(long result) {
+  return Finding{result < 0 ? errno : 0, nullptr};
+}
 
 // An unlinked file in `dir`, open read-write; sets *error on failure.
 UniqueFd ScratchFile(const std::string& dir, int* error) {
@@ -93,24 +95,12 @@ Finding ProbeCopyFileRange(int from, int to) {
   return FromResult(syscall(__NR_copy_file_range, from, &in_offset, to, &out_offset, kProbeBytes, 0U));
 }
 
-long OpenAt2(int dir_fd, const char* path) {
-  OpenHow how{};
-  how.flags = static_cast<uint64_t>(O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  how.resolve = kResolveBeneath | kResolveNoMagiclinks;
-  long fd;
-  do {
-    fd = syscall(__NR_openat2, dir_fd, path, &how, sizeof(how));
-  } while (fd < 0 && errno == EINTR);
-  return fd;
-}
-
 Finding ProbeOpenat2(int dir_fd) {
-  long self = OpenAt2(dir_fd, ".");
-  if (self < 0) return Finding{errno, nullptr};
-  UniqueFd self_fd(static_cast<int>(self));
-  long parent = OpenAt2(dir_fd, "..");
-  if (parent >= 0) {
-    UniqueFd parent_fd(static_cast<int>(parent));
+  const uint64_t flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  UniqueFd self(OpenAt2Beneath(dir_fd, ".", flags));
+  if (!self.Valid()) return Finding{errno, nullptr};
+  UniqueFd parent(OpenAt2Beneath(dir_fd, "..", flags));
+  if (parent.Valid()) {
     return Finding{0, "RESOLVE_BENEATH_IGNORED"};
   }
   return errno == EXDEV ? Finding{} : Finding{errno, nullptr};

@@ -7,9 +7,9 @@
 // first; on a socket it leaves in the same packet as the file's first bytes.
 //
 // Two objects per transfer:
-//  - TransferCore (transfer.cc), plain C++: the state machine, the private dups,
-//    the uv_work_t and uv_poll_t, a native copy of the head, the promise's
-//    deferred. It lives while anything refers to it (the JS wrapper, a queued
+//  - TransferCore (transfer_core.h), plain C++: the state machine, the private
+//    dups, the uv_work_t and uv_poll_t, a native copy of the head, the
+//    promise's deferred. It lives while anything refers to it (the JS wrapper, a queued
 //    pool job, an open poll handle, a callback on the stack) and deletes itself
 //    after the last of them, so libuv never sees freed memory whatever the GC does.
 //  - Transfer, the JS-facing Napi::ObjectWrap: only a pointer to its core,
@@ -18,6 +18,13 @@
 // teardown (a Worker terminated, process exit) one async cleanup hook aborts
 // them, closes their handles and descriptors, waits for in-flight pool jobs and
 // never calls into that environment's JS again.
+//
+// The files of a transfer: transfer.h/.cc this wrapper and its options;
+// transfer_core.h/.cc the state machine; env_registry.h/.cc the registry and
+// its teardown hook; descriptors.h/.cc what is asked of the given descriptors
+// and their private duplicates; copy_range.h/.cc ends given as paths and the
+// file-to-file copy; loop_scope.h the scopes of a libuv callback; tuning.h the
+// figures it is tuned by.
 #pragma once
 
 #include <napi.h>
@@ -32,8 +39,8 @@ class Transfer : public Napi::ObjectWrap<Transfer> {
   // The Transfer class for `env`; registers the environment's cleanup hook.
   static Napi::Function Init(Napi::Env env);
 
-  // new Transfer(outFd, inFd, offset, length, chunkSize, onProgress?, head?,
-  //              sourcePath?, destinationPath?, end?)
+  // new Transfer({ outFd, inFd, offset, length, chunkSize, onProgress?, head?,
+  //                sourcePath?, destinationPath?, end? })
   explicit Transfer(const Napi::CallbackInfo& info);
   ~Transfer() override;
 

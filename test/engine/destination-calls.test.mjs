@@ -1,4 +1,4 @@
-// What a transfer asks the kernel about its destination (src/transfer.cc,
+// What a transfer asks the kernel about its destination (src/descriptors.cc,
 // Describe): one stat and one F_GETFL per transfer, made on the event loop
 // before anything is sent and used for every later decision (send from the
 // loop or not, how the private dup takes bytes, whether to limit unsent bytes);

@@ -1,6 +1,6 @@
 // A TCP destination of a transfer longer than 256 KiB keeps at most that much
 // unsent behind what the peer's window lets out (TCP_NOTSENT_LOWAT, set by the
-// addon: src/transfer.cc, kUnsentLimit). Read with ss(8) on real loopback
+// addon: src/tuning.h, kUnsentLimit). Read with ss(8) on real loopback
 // connections whose client stops reading; without the limit the kernel queues
 // megabytes there, which the client's ACKs then have to transmit.
 import { execFileSync, spawnSync } from 'node:child_process'

@@ -24,7 +24,7 @@ function workerMain () {
   const { native } = require('../../../lib/engine/binding')
   const inFd = fs.openSync(__filename, 'r')
   const outFd = fs.openSync('/dev/null', 'w')
-  const transfer = new native.Transfer(outFd, inFd, 0, 1, 65536, null, null)
+  const transfer = new native.Transfer({ outFd, inFd, offset: 0, length: 1, chunkSize: 65536 })
   parentPort.postMessage('calling')
   for (;;) {
     transfer.settled()
