@@ -56,7 +56,7 @@ const VARYING = Object.freeze({ sibling: null, vary: true })
 function siblingsFor (located, cache) {
   if (located.siblings) return located.siblings // kept, or being looked up, for a remembered entry
   const lookup = siblingsOf(located.path)
-  if (located.siblings === null && cache.guard(located, siblingNames(located.path))) {
+  if (located.siblings === null && cache.paths.guard(located, siblingNames(located.path))) {
     located.siblings = lookup
     lookup.then((siblings) => {
       if (located.siblings === lookup) located.siblings = siblings // not dropped meanwhile

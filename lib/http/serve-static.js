@@ -112,9 +112,9 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     if (pathname === '/' && !original.endsWith('/')) pathname = ''
     const resolved = resolve(pathname)
     const canRemember = rememberable(resolved)
-    const remembered = canRemember ? cache.lookup(resolved.path) : null
+    const remembered = canRemember ? cache.paths.lookup(resolved.path) : null
     if (remembered !== null) return serveFile(req, res, remembered, opts, cache, onFound)
-    const since = cache.lookupTick()
+    const since = cache.paths.lookupTick()
     return locateFile(resolved, opts, lookUp).then((located) => serveLocated(req, res, { pathname, resolved, located, originalUrl, canRemember, since }, onFound))
   }
 
@@ -148,7 +148,7 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     }
     if (!canRemember || located.path === opts.root) return serveFile(req, res, located, opts, cache, onFound)
     // Found by its name's stat: remembered, if watches can vouch for it, so that
-    // the next request for it needs none (see OpenFileCache.remember()).
+    // the next request for it needs none (see RememberedPaths.remember()).
     return serveFile(req, res, located, opts, cache, (entry) => {
       remember(resolved, located, entry, since)
       onFound()
@@ -156,18 +156,18 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
   }
 
   // Remembers that `resolved` names `located`, sent as `entry`; its lookup began
-  // at `since` (cache.lookupTick()). When that was a precompressed sibling, the
+  // at `since` (cache.paths.lookupTick()). When that was a precompressed sibling, the
   // file itself is opened to be remembered (unless it is known that it cannot
   // be): a later request negotiates from it without a stat.
   function remember (resolved, located, entry, since) {
     const relocateIt = () => relocate(resolved)
     if (entry.path === located.path) {
-      cache.remember(resolved.path, entry, opts.root, relocateIt, located, since)
+      cache.paths.remember(resolved.path, entry, opts.root, relocateIt, located, since)
       return
     }
-    if (!cache.mayRemember(located.path)) return
+    if (!cache.paths.mayRemember(located.path)) return
     openLocated(located, opts, cache).then((file) => {
-      cache.remember(resolved.path, file, opts.root, relocateIt, located, since).then(() => cache.release(file))
+      cache.paths.remember(resolved.path, file, opts.root, relocateIt, located, since).then(() => cache.release(file))
     }, NOTHING)
   }
 
