@@ -76,8 +76,9 @@ class RememberedPaths {
   }
 
   // Remembers that `key` names the open `entry`, below `root`, if change
-  // notification can vouch for it from now on: its directories get watched, then
-  // `relocate()` (a promise of the lookup that found it, run again) must find the
+  // notification can vouch for it from now on (`lookup`: { key, root, relocate,
+  // found, since }, the lookup that found it): its directories get watched, then
+  // `relocate()` (a promise of that lookup, run again) must find the
   // same file under the same, non-symlink, name, and no change may have been
   // reported meanwhile in a directory that vouches for it (see changed()): a
   // change that the second lookup did not see is reported after the watches were
@@ -87,7 +88,7 @@ class RememberedPaths {
   // since, it is as good as the second lookup, which is skipped (a pool round
   // trip per miss while a site's directories are watched).
   // → Promise, never rejected.
-  async remember (key, entry, root, relocate, found = null, since = -1) {
+  async remember (entry, { key, root, relocate, found = null, since = -1 }) {
     if (entry.evicted || entry.stat === null || this.cache.max === 0 || !(await this.watchable(root, entry))) return
     if (entry.evicted || entry.watched === null) return
     let again = found
