@@ -15,17 +15,9 @@
 //   every request) still names the same file: same device, inode, size, mtime and
 //   ctime. A replaced, truncated or rewritten file gets a new entry, so stale bytes
 //   or headers are never served; the old descriptor closes once its last user is done.
-// - Or, without that stat, while change notification vouches for it (lookup() and
-//   remember()): a request path found to name an entry is remembered once inotify
-//   watches every directory from the root down to the file (and the one holding
-//   each symbolic link on the root's way, which a deploy may swap: see
-//   directoriesOf), and the path
-//   was found again, after the watches were set, to name the same file (or they
-//   were set before its first lookup began, and nothing was heard since). Any event
-//   on the file or a directory on its way drops the entry and every remembered
-//   path through it. Where a watch cannot be set (network file systems, inotify's
-//   limits, a symbolic link as the file's own name) nothing is remembered and the
-//   per-request stat stays the rule.
+// - Or, without that stat, while change notification vouches for it: the request
+//   paths remembered as naming an entry (`paths`, ./remembered-paths), whose
+//   watches drop the entry on any change of the file or a directory on its way.
 // - Descriptors close when evicted (least recently used beyond `max`, idle for a
 //   sweep period, or stale), and all of them, with the root directories, on clear()
 //   (a server's 'close').
@@ -33,11 +25,11 @@
 //   closed under them.
 
 const fs = require('node:fs')
-const path = require('node:path')
-const { DirectoryWatches, directoriesOf, notifiesChanges, tick } = require('./dir-watches')
+const { tick } = require('./dir-watches')
 const { onClose } = require('./on-close')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
-const { kindOf, lstatOf, statOf } = require('./stat')
+const { RememberedPaths } = require('./remembered-paths')
+const { kindOf, sameFile, statOf } = require('./stat')
 
 const SWEEP_INTERVAL_MS = 10_000
 const SMALL_FILE = 64 * 1024 // the largest file kept in memory, see keepBody()
@@ -58,26 +50,6 @@ function keptInMemory (size, copied) {
 // middleware behind an HTTPS and an HTTP server).
 function memoryBody (entry, copied) {
   return entry.body !== null && keptInMemory(entry.body.length, copied) ? entry.body : null
-}
-
-// → Promise of whether `file`'s own name is a symbolic link (true when that
-// cannot be told: not vouched for).
-function isSymbolicLink (file) {
-  return lstatOf(file).then((stat) => stat.isSymbolicLink(), () => true)
-}
-
-// → Promise of the paths on the way to `dir`, `dir` included, that are symbolic
-// links, from the outermost. One that cannot be told is taken for a link: its
-// parent is watched (a watch too many costs an event now and then).
-function linksOnPath (dir) {
-  const ways = []
-  for (let at = dir; path.dirname(at) !== at; at = path.dirname(at)) ways.unshift(at)
-  return Promise.all(ways.map(isSymbolicLink)).then((links) => ways.filter((way, i) => links[i]))
-}
-
-function sameFile (a, b) {
-  return a === b || (a.ino === b.ino && a.dev === b.dev && a.size === b.size &&
-    a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs)
 }
 
 const MAX_ROOTS = 64
@@ -101,6 +73,7 @@ class OpenFile {
     this.body = null // the file's bytes, once it is small and hot (see keepBody())
     this.hits = 1 // requests that used it, this one included
     this.bodyTried = false
+    // Its remembered paths' state (see ./remembered-paths):
     this.watched = null // the directories watched for it (see remember())
     this.watching = null // Promise of whether they could be (see watchable())
     this.unwatchable = false // no watch could be set for it
@@ -117,7 +90,6 @@ class OpenFileCache {
   // `maxWatches`: how many directories may be watched at once.
   constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS, memoryBytes = 0, maxWatches = Infinity } = {}) {
     this.max = max
-    this.maxWatches = maxWatches
     this.memoryBytes = memoryBytes
     this.memoryUsed = 0
     this.sweepIntervalMs = sweepIntervalMs
@@ -130,24 +102,14 @@ class OpenFileCache {
       this.clear()
     }
     this.closesWith = null // the server clearOnClose() last registered with
-    this.lookups = new Map() // request path key → OpenFile, see remember()
-    this.watches = null // DirectoryWatches, made on first use
-    this.notifying = new Map() // root → Promise of whether its file system reports changes
-    this.relocating = new Set() // remember() calls waiting for their relocate()
-    this.guarding = new Map() // a name → the entries its change drops, see guard()
-    this.rootLinks = new Map() // root → Promise of the links on its way, see linksOf()
-    this.changeListeners = [] // see onChange()
+    this.paths = new RememberedPaths(this, maxWatches) // request paths that name an entry
   }
 
-  // Has `listener(path)` hear every change the watches report (see changed()),
-  // as the entries do: compressed variants are dropped by the same rule.
-  // → a function that stops it.
+  // Has `listener(path)` hear every change the watches report, as the entries do
+  // (see RememberedPaths.changed()): compressed variants are dropped by the same
+  // rule. → a function that stops it.
   onChange (listener) {
-    this.changeListeners.push(listener)
-    return () => {
-      const at = this.changeListeners.indexOf(listener)
-      if (at !== -1) this.changeListeners.splice(at, 1)
-    }
+    return this.paths.onChange(listener)
   }
 
   // Takes `bytes` of the memory budget for something kept beside the files
@@ -168,6 +130,14 @@ class OpenFileCache {
     if (entry !== undefined) this.evict(entry)
   }
 
+  // Drops every entry whose path starts with `prefix` (a directory's path and a
+  // separator: everything below it).
+  forgetBelow (prefix) {
+    for (const entry of this.entries.values()) {
+      if (entry.path.startsWith(prefix)) this.evict(entry)
+    }
+  }
+
   // The scope files below `root` are opened in: UNCONFINED for null (no root, or
   // symlinks out of it allowed), else that root's ConfinedRoot, kept until clear().
   scope (root) {
@@ -180,7 +150,7 @@ class OpenFileCache {
         evicted.close()
       }
       scope = new ConfinedRoot(root, (retired) => {
-        this.rootLinks.delete(root) // its name names another directory: its way may have changed
+        this.paths.rootMoved(root) // its name names another directory: its way may have changed
         this.evictProvenBy(retired)
       })
       this.roots.set(root, scope)
@@ -276,215 +246,6 @@ class OpenFileCache {
     }
   }
 
-  // → the entry ({ path, stat }) that `key`, a resolved request path, was
-  // remembered to name, for take() without a stat; or null.
-  lookup (key) {
-    const entry = this.lookups.get(key)
-    if (entry === undefined) return null
-    entry.recentlyUsed = true // not swept while asked for, even when a sibling is what is sent
-    return entry
-  }
-
-  // Remembers that `key` names the open `entry`, below `root`, if change
-  // notification can vouch for it from now on: its directories get watched, then
-  // `relocate()` (a promise of the lookup that found it, run again) must find the
-  // same file under the same, non-symlink, name, and no change may have been
-  // reported meanwhile in a directory that vouches for it (see changed()): a
-  // change that the second lookup did not see is reported after the watches were
-  // set, so either before the key is kept (nothing kept) or after (it drops it).
-  // `found` ({ path, stat }), what the first lookup found, begun at `since` (a
-  // lookupTick()): when the watches were already set then and nothing was heard
-  // since, it is as good as the second lookup, which is skipped (a pool round
-  // trip per miss while a site's directories are watched).
-  // → Promise, never rejected.
-  async remember (key, entry, root, relocate, found = null, since = -1) {
-    if (entry.evicted || entry.stat === null || this.max === 0 || !(await this.watchable(root, entry))) return
-    if (entry.evicted || entry.watched === null) return
-    let again = found
-    if (found === null || !this.watches.quietSince(entry.watched, since)) {
-      again = await this.lookAgain(entry, relocate)
-      if (again === null || entry.evicted || entry.watched === null) return
-    }
-    if (again.path !== entry.path || !sameFile(again.stat, entry.stat)) return
-    if (entry.keys === null) entry.keys = []
-    if (!entry.keys.includes(key)) entry.keys.push(key)
-    this.lookups.set(key, entry)
-  }
-
-  // remember()'s second lookup, `relocate()`: → its { path, stat }, or null when it
-  // failed or a change was heard meanwhile in a directory that vouches for `entry`.
-  async lookAgain (entry, relocate) {
-    const waiting = { entry, changed: false }
-    this.relocating.add(waiting)
-    try {
-      const again = await relocate()
-      return waiting.changed ? null : again
-    } catch {
-      return null
-    } finally {
-      this.relocating.delete(waiting)
-    }
-  }
-
-  // → the moment a lookup begins, for remember()'s `since`.
-  lookupTick () {
-    return tick()
-  }
-
-  // Whether remember() may still succeed for `file`: not when the cache keeps
-  // nothing, nor when its entry is one no watch can vouch for.
-  mayRemember (file) {
-    const entry = this.entries.get(file)
-    return this.max > 0 && (entry === undefined || !entry.unwatchable)
-  }
-
-  // → Promise of whether watches vouch for `entry`, set up on the first ask. An
-  // entry no watch can vouch for stays on the per-request stat, and its later
-  // requests do not retry the lstat and fs.watch calls.
-  watchable (root, entry) {
-    if (entry.watching === null) {
-      entry.watching = this.watch(root, entry).then((watched) => {
-        entry.unwatchable = !watched
-        return watched
-      })
-    }
-    return entry.watching
-  }
-
-  // → Promise: watches the directories that vouch for `entry`; false when one
-  // cannot be (or the entry went meanwhile).
-  async watch (root, entry) {
-    let notifies = this.notifying.get(root)
-    if (notifies === undefined) {
-      notifies = notifiesChanges(root)
-      this.notifying.set(root, notifies)
-    }
-    const found = this.linksOf(root)
-    const links = await found
-    const dirs = (await notifies) ? directoriesOf(root, entry.path, links) : null
-    if (dirs === null || (await this.nameIsLink(entry, dirs)) || entry.evicted) return false
-    if (this.watches === null) this.watches = new DirectoryWatches((changed) => this.changed(changed), this.maxWatches)
-    if (!this.watches.hold(dirs)) return false
-    // A change on the root's way came before the watches were set: they may not
-    // be the ones that vouch for it.
-    if (this.rootLinks.get(root) !== found || entry.evicted) {
-      this.watches.release(dirs)
-      return false
-    }
-    entry.watched = dirs
-    return true
-  }
-
-  // Whether `entry`'s own name is a symbolic link, or may be. Its open's answer
-  // (no link) stands while `dirs`, its parent among them, were watched before
-  // that open began and nothing was heard from them since (a change after it is
-  // still to be heard, and drops the entry then); otherwise an lstat, a pool
-  // round trip, tells (→ a Promise then).
-  nameIsLink (entry, dirs) {
-    if (entry.nameIsLink === false && this.watches !== null && this.watches.quietSince(dirs, entry.openedAt)) return false
-    return isSymbolicLink(entry.path)
-  }
-
-  // → Promise of the symbolic links on `root`'s way (linksOnPath), looked up
-  // once, and again after an event on that way (see changed()) or once the root's
-  // name has come to name another directory (a directory on the way replaced:
-  // the sweep or a miss finds it; see scope()).
-  linksOf (root) {
-    let links = this.rootLinks.get(root)
-    if (links === undefined) {
-      links = linksOnPath(root)
-      this.rootLinks.set(root, links)
-    }
-    return links
-  }
-
-  // Makes a change of any of `names`, paths in the watched directory of the
-  // remembered `entry` (a sibling that may appear, change or go), drop the entry
-  // as a change of its own file does, so that what was found by those names can
-  // be kept with it. → false when no watch vouches for the entry.
-  guard (entry, names) {
-    if (entry.evicted || entry.watched === null) return false
-    if (!names.every((name) => entry.watched.includes(path.dirname(name)))) return false
-    if (entry.guards === null) entry.guards = []
-    for (const name of names) {
-      let guarded = this.guarding.get(name)
-      if (guarded === undefined) {
-        guarded = new Set()
-        this.guarding.set(name, guarded)
-      }
-      guarded.add(entry)
-      entry.guards.push(name)
-    }
-    return true
-  }
-
-  // inotify reported a change of `changed`: the entries at and below it, those it
-  // guards, and the request paths that were found through it or may now find
-  // it first (an index file for its directory's path; `name.ext` for `name`), are
-  // no longer vouched for; a remember() under way for an entry in one of its
-  // directories keeps nothing.
-  changed (changed) {
-    for (const listener of this.changeListeners) listener(changed)
-    const exact = this.entries.get(changed)
-    if (exact !== undefined) this.evict(exact)
-    const guarded = this.guarding.get(changed)
-    if (guarded !== undefined) for (const entry of Array.from(guarded)) this.evict(entry)
-    const dir = path.dirname(changed)
-    for (const waiting of this.relocating) {
-      const watched = waiting.entry.watched
-      if (watched === null || watched.includes(dir) || watched.includes(changed)) waiting.changed = true
-    }
-    this.lookups.delete(changed)
-    this.lookups.delete(changed + path.sep)
-    this.lookups.delete(dir + path.sep)
-    const base = path.basename(changed)
-    for (let dot = base.indexOf('.', 1); dot !== -1; dot = base.indexOf('.', dot + 1)) {
-      this.lookups.delete(changed.slice(0, changed.length - base.length + dot))
-    }
-    // A change on a root's way (a link swapped where its parent is watched):
-    // everything below it goes, and the links on that way are looked up again.
-    let onRootsWay = false
-    for (const root of this.notifying.keys()) {
-      if (root === changed || root.startsWith(changed + path.sep)) {
-        onRootsWay = true
-        this.rootLinks.delete(root)
-      }
-    }
-    // Not a directory anything was found through, nor on a root's way.
-    if (!onRootsWay && !this.watches.has(changed)) return
-    const below = changed + path.sep
-    for (const entry of this.entries.values()) {
-      if (entry.path.startsWith(below)) this.evict(entry)
-    }
-    for (const key of this.lookups.keys()) {
-      if (key.startsWith(below)) this.lookups.delete(key)
-    }
-  }
-
-  // An entry no longer vouched for by watches: its remembered paths are dropped and
-  // its watches released.
-  forget (entry) {
-    if (entry.keys !== null) {
-      for (const key of entry.keys) {
-        if (this.lookups.get(key) === entry) this.lookups.delete(key)
-      }
-      entry.keys = null
-    }
-    if (entry.guards !== null) {
-      for (const name of entry.guards) {
-        const guarded = this.guarding.get(name)
-        guarded.delete(entry)
-        if (guarded.size === 0) this.guarding.delete(name)
-      }
-      entry.guards = null
-      entry.siblings = null
-    }
-    if (entry.watched !== null) {
-      this.watches.release(entry.watched)
-      entry.watched = null
-    }
-  }
-
   // A file asked for twice, up to SMALL_FILE bytes (COPIED_FILE for a request
   // whose body is copied anyway: see use()), is read once into memory (within
   // `memoryBytes` in all) and answered with one write from then on. The
@@ -525,7 +286,7 @@ class OpenFileCache {
   stats () {
     return {
       openFiles: this.entries.size,
-      watchedDirectories: this.watches === null ? 0 : this.watches.size,
+      watchedDirectories: this.paths.watchedDirectories(),
       memoryBytes: this.memoryUsed
     }
   }
@@ -570,7 +331,7 @@ class OpenFileCache {
     if (this.entries.size === 0) this.stopSweeping()
     if (entry.evicted) return
     entry.evicted = true
-    this.forget(entry)
+    this.paths.forget(entry)
     if (entry.body !== null) {
       this.memoryUsed -= entry.body.length
       entry.body = null

@@ -19,13 +19,14 @@ const { DIRECTORY, locateFile } = require('./locate-file')
 const { normalizeOptions } = require('./options')
 const { promiseOf } = require('./promise-of')
 const { resolvePath } = require('./resolve-path')
-const { serveFile, statToOpen } = require('./serve-file')
+const { FileServer } = require('./serve-file')
 
 // One cache for every sendFile call: callers often pass a fresh options object.
 // It keeps no bodies in memory: sendFile's compressed variants are all written
 // to their folder and sent by sendfile.
 const cache = new OpenFileCache()
 const normalized = new WeakMap() // caller's options object → normalized options
+const servers = new WeakMap() // normalized options → their FileServer
 const defaults = normalizeOptions()
 
 // Compressed variants (`compress`) of sendFile's files: one store per set of
@@ -58,6 +59,15 @@ function optionsOf (options) {
   return value
 }
 
+function serverFor (opts) {
+  let server = servers.get(opts)
+  if (server === undefined) {
+    server = new FileServer(opts, cache)
+    servers.set(opts, server)
+  }
+  return server
+}
+
 // Bad arguments throw at once (TypeError with a code, as pipeFile's and Express's
 // res.sendFile's do); everything about the file rejects.
 function sendFile (req, res, file, options) {
@@ -66,9 +76,10 @@ function sendFile (req, res, file, options) {
   if (opts.root === null && !path.isAbsolute(file)) {
     throw invalidArgValue('path', file, 'must be absolute or options.root must be set')
   }
-  return promiseOf(() => locateFile(resolvePath(opts.root, file, opts.dotfiles), opts, statToOpen(opts, cache))).then((located) => {
+  const files = serverFor(opts)
+  return promiseOf(() => locateFile(resolvePath(files.root, file, opts.dotfiles), opts, files.lookUp)).then((located) => {
     if (located === DIRECTORY) throw httpError(404)
-    return serveFile(req, res, located, opts, cache)
+    return files.serve(req, res, located)
   })
 }
 

@@ -24,7 +24,7 @@ const { directoryLocation, redirectToDirectory } = require('./redirect')
 const { splitUrl } = require('./request-url')
 const { spellingBelow } = require('./spelling')
 const { pathResolver, resolvePath } = require('./resolve-path')
-const { ANSWERED, checkDirectoryConfinement, openLocated, serveFile, statToOpen } = require('./serve-file')
+const { ANSWERED_IN_CALL, FileServer } = require('./serve-file')
 
 const DEFAULT_MAX_OPEN_FILES = defaultMaxOpenFiles()
 const DEFAULT_MEMORY_CACHE = 32 * 1024 * 1024
@@ -34,7 +34,7 @@ const DEFAULT_MEMORY_CACHE = 32 * 1024 * 1024
 const DEFAULT_MAX_WATCHES = 1024
 const RESOLVED_PATHS = 1024
 const TRUE = () => true
-const ANSWERED_IN_CALL = Promise.resolve(true) // handle()'s answer when serve() answered in the call
+const HANDLED_IN_CALL = Promise.resolve(true) // handle()'s answer when serve() answered in the call
 const NOTHING = () => {}
 
 function methodNotAllowed (res) {
@@ -47,7 +47,7 @@ function methodNotAllowed (res) {
 // 412 and 416 found once the file was chosen, answered as send answers its errors:
 // the file's headers cleared, the error's own (416: Content-Range) set, a short
 // text body (Koa's and Fastify's default error bodies are text too).
-function answerError (res, err) {
+function replaceWithErrorText (res, err) {
   for (const name of res.getHeaderNames()) res.removeHeader(name)
   if (err.headers) for (const name of Object.keys(err.headers)) res.setHeader(name, err.headers[name])
   const body = STATUS_CODES[err.status] || String(err.status)
@@ -94,10 +94,12 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
   // Compressed variants (`compress`), made once per file version: ./compress/store.js.
   const variants = normalized.compress ? new VariantStore(normalized.compress, cache) : null
   const opts = delivery === undefined && variants === null ? normalized : Object.freeze({ ...normalized, delivery, variants })
+  const files = new FileServer(opts, cache)
+  const { lookUp } = files // a miss's stat, with its open where it can
+  const { paths } = cache
   // The resolver remembers as many request paths as the cache can hold files, so
   // that a working set the cache holds is resolved once, not on every request.
-  const resolve = pathResolver(opts.root, opts.dotfiles, Math.max(RESOLVED_PATHS, maxOpenFiles))
-  const lookUp = statToOpen(opts, cache) // a miss's stat, with its open where it can
+  const resolve = pathResolver(files.root, opts.dotfiles, Math.max(RESOLVED_PATHS, maxOpenFiles))
 
   // → Promise. Throws (before any file is chosen) or rejects with an HttpError.
   // `url`: the request-target below the mount point; `originalUrl`: the whole one
@@ -112,62 +114,65 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     if (pathname === '/' && !original.endsWith('/')) pathname = ''
     const resolved = resolve(pathname)
     const canRemember = rememberable(resolved)
-    const remembered = canRemember ? cache.lookup(resolved.path) : null
-    if (remembered !== null) return serveFile(req, res, remembered, opts, cache, onFound)
-    const since = cache.lookupTick()
+    const remembered = canRemember ? paths.lookup(resolved.path) : null
+    if (remembered !== null) return files.serve(req, res, remembered, onFound)
+    const since = paths.lookupTick()
     return locateFile(resolved, opts, lookUp).then((located) => serveLocated(req, res, { pathname, resolved, located, originalUrl, canRemember, since }, onFound))
   }
 
-  // The miss path's answer once the lookup found `located` (a file or DIRECTORY).
+  // The miss path's answer once the lookup found `located` (a file or DIRECTORY),
+  // once it is known to be spelled as asked, where that matters (`exactSpelling`).
   function serveLocated (req, res, found, onFound) {
-    if (!exactSpelling) return answerLocated(req, res, found, onFound)
+    if (!exactSpelling) return serveFileOrDirectory(req, res, found, onFound)
     const { resolved, located } = found
     const spelled = located === DIRECTORY || resolved.trailingSlash ? resolved.path : located.path
-    return spellingBelow(opts.root, spelled).then((spelling) => {
+    return spellingBelow(files.root, spelled).then((spelling) => {
       if (spelling !== 'exact') throw new HttpError(404)
-      return answerLocated(req, res, found, onFound)
+      return serveFileOrDirectory(req, res, found, onFound)
     })
   }
 
-  function answerLocated (req, res, { pathname, resolved, located, originalUrl, canRemember, since }, onFound) {
+  // A file is served (and its path remembered); a directory gets its index or
+  // a redirect, as `directories` says.
+  function serveFileOrDirectory (req, res, { pathname, resolved, located, originalUrl, canRemember, since }, onFound) {
     if (located === DIRECTORY) {
       if (directories === 'index' && !resolved.trailingSlash) {
         return locateFile(resolve(pathname + '/'), opts, lookUp).then((index) => {
           if (index === DIRECTORY) throw new HttpError(404)
-          return serveFile(req, res, index, opts, cache, onFound)
+          return files.serve(req, res, index, onFound)
         })
       }
       if (!redirect || resolved.trailingSlash) throw new HttpError(404)
       // A redirect that a browser would take to another host is not sent.
       const location = directoryLocation(originalUrl)
       if (location === null) throw new HttpError(404)
-      return checkDirectoryConfinement(resolved.path, opts, cache).then(() => {
+      return files.checkDirectoryConfinement(resolved.path).then(() => {
         onFound()
         redirectToDirectory(res, location)
       })
     }
-    if (!canRemember || located.path === opts.root) return serveFile(req, res, located, opts, cache, onFound)
+    if (!canRemember || located.path === files.root) return files.serve(req, res, located, onFound)
     // Found by its name's stat: remembered, if watches can vouch for it, so that
-    // the next request for it needs none (see OpenFileCache.remember()).
-    return serveFile(req, res, located, opts, cache, (entry) => {
+    // the next request for it needs none (see RememberedPaths.remember()).
+    return files.serve(req, res, located, (entry) => {
       remember(resolved, located, entry, since)
       onFound()
     })
   }
 
   // Remembers that `resolved` names `located`, sent as `entry`; its lookup began
-  // at `since` (cache.lookupTick()). When that was a precompressed sibling, the
+  // at `since` (paths.lookupTick()). When that was a precompressed sibling, the
   // file itself is opened to be remembered (unless it is known that it cannot
   // be): a later request negotiates from it without a stat.
   function remember (resolved, located, entry, since) {
-    const relocateIt = () => relocate(resolved)
+    const lookup = { key: resolved.path, root: files.root, relocate: () => relocate(resolved), found: located, since }
     if (entry.path === located.path) {
-      cache.remember(resolved.path, entry, opts.root, relocateIt, located, since)
+      paths.remember(entry, lookup)
       return
     }
-    if (!cache.mayRemember(located.path)) return
-    openLocated(located, opts, cache).then((file) => {
-      cache.remember(resolved.path, file, opts.root, relocateIt, located, since).then(() => cache.release(file))
+    if (!paths.mayRemember(located.path)) return
+    files.openLocated(located).then((file) => {
+      paths.remember(file, lookup).then(() => cache.release(file))
     }, NOTHING)
   }
 
@@ -182,16 +187,16 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     return locateFile(resolved, opts).then((located) => located === DIRECTORY ? null : located)
   }
 
-  // A filesystem path below the root (not URL-encoded), as sendFile takes it; a
-  // directory is not found. `encoding`: the file is a precompressed body the
+  // `file`: a filesystem path below the root (not URL-encoded), as sendFile takes
+  // it; a directory is not found. `encoding`: the file is a precompressed body the
   // caller chose, sent with that Content-Encoding (by sendfile: zcopy's own).
   // `stat`: the regular file's stat the caller just took, looking it up as this
   // handler would (an adapter's own lookup): not looked up again.
-  function serveFilePath (req, res, file, onFound, encoding, stat) {
-    const resolved = resolvePath(opts.root, file, opts.dotfiles)
+  function serveFilePath (req, res, { file, encoding, stat }, onFound) {
+    const resolved = resolvePath(files.root, file, opts.dotfiles)
     const send = (located) => {
       if (located === DIRECTORY) throw new HttpError(404)
-      return serveFile(req, res, encoding ? { ...located, encoding } : located, opts, cache, onFound)
+      return files.serve(req, res, encoding ? { ...located, encoding } : located, onFound)
     }
     if (stat !== undefined) return send({ path: resolved.path, stat })
     return locateFile(resolved, opts, lookUp).then(send)
@@ -215,18 +220,18 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     }
     const fallsThrough = how.fallsThrough || (() => fallthrough)
     const answer = promiseOf(() => {
-      if (how.file !== undefined) return serveFilePath(req, res, how.file, markFound, how.encoding, how.stat)
+      if (how.file !== undefined) return serveFilePath(req, res, how, markFound)
       const url = how.url === undefined ? req.url : how.url
       return serve(req, res, url, how.originalUrl || req.originalUrl || url, markFound)
     })
-    if (answer === ANSWERED) return ANSWERED_IN_CALL
+    if (answer === ANSWERED_IN_CALL) return HANDLED_IN_CALL
     return answer.then(TRUE, (err) => {
       if (!found) {
         if (err.status < 500 && fallsThrough(err)) return false
         throw err
       }
       if ((err.status === 412 || err.status === 416) && !res.headersSent) {
-        answerError(res, err)
+        replaceWithErrorText(res, err)
         return true
       }
       throw err
@@ -265,7 +270,7 @@ function serveStatic (root, options) {
     const state = { found: false }
     const url = req.url
     const answer = promiseOf(() => serve(req, res, url, req.originalUrl || url, () => { state.found = true }))
-    if (answer === ANSWERED) return // answered in the call (the memory cache, HEAD, 304)
+    if (answer === ANSWERED_IN_CALL) return // answered in the call (the memory cache, HEAD, 304)
     answer.catch((err) => {
       // Not found (or refused) before a file was chosen: the next handler's turn.
       if (fallthrough && !state.found && err.status < 500) next()

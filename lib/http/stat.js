@@ -4,7 +4,7 @@
 // disk is a microsecond in the dentry cache, but one on a network file system (or
 // a cold one on a busy disk) may wait for the server, and the event loop must not
 // (nginx blocks its worker there; zcopy pays a pool round trip per miss instead).
-// A request for a remembered path (see ./file-cache) makes none of these calls.
+// A request for a remembered path (see ./remembered-paths) makes none of these calls.
 // Errors are fs.stat's callback errors, as send meets them: no JavaScript frames
 // in the stack.
 
@@ -34,4 +34,11 @@ const OTHER_NAME = Object.freeze({ isFile: () => false, isDirectory: () => false
 
 const kindOf = (directory) => directory ? DIRECTORY_NAME : OTHER_NAME
 
-module.exports = { kindOf, lstatOf, statOf, statOrNothing }
+// Whether stats `a` and `b` are of the same file, unchanged: same device, inode,
+// size, mtime and ctime.
+function sameFile (a, b) {
+  return a === b || (a.ino === b.ino && a.dev === b.dev && a.size === b.size &&
+    a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs)
+}
+
+module.exports = { kindOf, lstatOf, sameFile, statOf, statOrNothing }

@@ -19,8 +19,10 @@ function hasInnerDotDot (pathname) {
 }
 
 // decodeURI, with '#' and '?' decoded too (a file may have them in its name);
-// neither is '%', so this still decodes once. Throws URIError on bad escapes.
-function decodePathname (pathname) {
+// neither is '%', so this still decodes once. Unlike ../../http/resolve-path.js's
+// decodePathname (decodeURIComponent), the other reserved characters stay
+// escaped: '%2f' is no separator here. Throws URIError on bad escapes.
+function decodeKeepingReserved (pathname) {
   return decodeURI(pathname.replace(ENCODED_HASH_OR_QUESTION_MARK, decodeURIComponent))
 }
 
@@ -82,8 +84,8 @@ function pathBelowPrefix (url, matchPrefix) {
   else if (!pathname.startsWith('/')) pathname = '/' + pathname
   let decodedUrl, decoded
   try {
-    decodedUrl = decodePathname(url.slice(0, end))
-    decoded = decodePathname(pathname)
+    decodedUrl = decodeKeepingReserved(url.slice(0, end))
+    decoded = decodeKeepingReserved(pathname)
   } catch {
     return undefined
   }
