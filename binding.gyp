@@ -8,8 +8,10 @@
             "src/addon.cc",
             "src/copy_range.cc",
             "src/errors.cc",
+            "src/memory_trim.cc",
             "src/open_beneath.cc",
             "src/socket_cork.cc",
+            "src/socket_room.cc",
             "src/probe.cc",
             "src/transfer.cc"
           ],
