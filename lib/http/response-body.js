@@ -64,6 +64,11 @@ const RAMP = 512 * 1024
 // A response whose writes did not all call back in this long has a client that
 // stopped reading (see Flight.stall).
 const STALL_MS = 1000
+// Over TLS without socketRoom, pieces are read this many bytes at a time: they
+// are written one at a time anyway, and the fewer out at once, the fewer freed
+// among the connections' buffers when a crowd of clients stops reading (the C
+// heap is not trimmed then either).
+const SERIAL_BATCH = 64 * 1024
 // The share of the kernel's send buffer room (socketRoom) written at once.
 const KERNEL_SHARE = 0.75
 // A response whose write was replaced (compression middleware) is read in
@@ -200,6 +205,8 @@ function nextSize (flight, left) {
     if (flight.calledBack !== flight.writes) return 0
     const kernel = flight.kernelRoom()
     if (kernel >= 0) size = Math.min(size, Math.max(Math.floor(kernel * KERNEL_SHARE / PIECE_SIZE), 1) * PIECE_SIZE)
+  } else if (flight.serial) {
+    size = Math.min(size, SERIAL_BATCH)
   }
   return Math.min(size, left)
 }
