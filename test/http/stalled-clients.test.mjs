@@ -6,8 +6,10 @@
 // client; its RSS is bounded too, generously; a client that reads, next to them,
 // gets its file whole; and three waves of them, each gone before the next, do not
 // creep up. The bounds leave room for a loaded machine: they hold figures, not
-// timings. Before the piece pool (256 KiB chunks read ahead per client) each
-// stalled client held 256-512 KiB of Buffers.
+// timings. Before the piece pool (28620db: 256 KiB chunks read ahead per
+// client) each stalled client held 254 KiB of Buffers; with the pool's first
+// version (fa09e9e) 150 stalled TLS clients spent its whole budget, and the
+// reading client waited forever.
 
 import { fork } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
