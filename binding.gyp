@@ -10,8 +10,10 @@
             "src/descriptors.cc",
             "src/env_registry.cc",
             "src/errors.cc",
+            "src/memory_trim.cc",
             "src/open_beneath.cc",
             "src/socket_cork.cc",
+            "src/socket_room.cc",
             "src/probe.cc",
             "src/transfer.cc",
             "src/transfer_core.cc"

@@ -1,10 +1,12 @@
 // zcopy native addon: exports the Transfer class (transfer.h), openBeneath,
-// lookupBeneath and close (open_beneath.h), setCork (socket_cork.h) and probeKernel (probe.h).
+// lookupBeneath and close (open_beneath.h), setCork (socket_cork.h), socketRoom (socket_room.h), trimMemory (memory_trim.h) and probeKernel (probe.h).
 #include <napi.h>
 
+#include "memory_trim.h"
 #include "open_beneath.h"
 #include "probe.h"
 #include "socket_cork.h"
+#include "socket_room.h"
 #include "transfer.h"
 
 namespace {
@@ -17,6 +19,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("lookupBeneath", zcopy::LookupBeneathFunction(env));
   exports.Set("close", zcopy::CloseFunction(env));
   exports.Set("setCork", zcopy::SetCorkFunction(env));
+  exports.Set("socketRoom", zcopy::SocketRoomFunction(env));
+  exports.Set("trimMemory", zcopy::TrimMemoryFunction(env));
   exports.Set("probeKernel", zcopy::ProbeKernelFunction(env));
   return exports;
 }

@@ -10,7 +10,8 @@
 // requests each); the clients in another (stalled-client.js) ask for a 64 MiB
 // and a 900 KiB file in turn and never read. Per wave: the clients connect, the
 // server's memory is read once it stopped growing (the RSS of the server and its
-// children, from /proc), the clients close, it is read again once it settled.
+// children, from /proc), the clients close, it is read again 5 s later, once it
+// settled.
 // Prints, per server, the idle RSS, each wave's loaded and after-close RSS, and
 // the memory per stalled client (first wave's growth over the idle RSS, divided
 // by the requests). --cli: another checkout's bin/zcopy.js, for an A/B.
@@ -30,6 +31,7 @@ const { startZcopyServe } = require('./zcopy-serve')
 const FILES = { 'big.bin': 64 * 2 ** 20, 'medium.bin': 900 * 1024 }
 const SETTLE_MS = 2000 // memory counts as settled once it moved < 1 % in that long
 const SETTLE_LIMIT_MS = 30_000
+const AFTER_CLOSE_MS = 5000
 
 const USAGE = 'usage: node bench/http/stalled.js [--protocol tls|h2] [--clients N] [--streams N] ' +
   "[--waves N] [--servers 'zcopy serve,nginx'] [--cli PATH]"
@@ -137,6 +139,9 @@ async function measure (name, root, tls, { h2, clients, streams, waves, cli }) {
       })
       const loaded = await settledRss(server.pid)
       await ask(client, { close: true })
+      // zcopy's piece pool hands the C heap's free pages back after 2 s without
+      // a response (4 s at most): the settling starts after that.
+      await sleep(AFTER_CLOSE_MS)
       const after = await settledRss(server.pid)
       rows.push({ wave, opened, failed, loaded, after })
     }

@@ -24,6 +24,14 @@ function socketFd (socket) {
   return handle && typeof handle.fd === 'number' ? handle.fd : -1
 }
 
+// The TCP descriptor under a socket, TLS or not (a TLS socket's handle sits on
+// the TCP one and carries its descriptor), or -1: for asking the kernel about the
+// connection (how much its send buffer takes), never for writing to it.
+function transportFd (socket) {
+  const handle = socket && socket._handle
+  return handle && typeof handle.fd === 'number' ? handle.fd : -1
+}
+
 // A WriteStream is written at its file's current offset, as sendfile does, unless
 // it appends (sendfile refuses O_APPEND) or writes at its own `start` position.
 function fileStreamSupportsZeroCopy (stream) {
@@ -48,4 +56,4 @@ function supportsZeroCopy ({ kind, stream }) {
   return kind === 'fd' || kind === 'path'
 }
 
-module.exports = { classifyDestination, socketFd, supportsZeroCopy }
+module.exports = { classifyDestination, socketFd, supportsZeroCopy, transportFd }

@@ -12,10 +12,13 @@
 // - Pieces given back are kept for the next reads (allocating a buffer per read
 //   is a churn of external memory that makes V8 collect without pause under load
 //   and leaves the heap fragmented), up to `keep`, and none once a whole `idleMs`
-//   went by without one taken: a burst of clients leaves nothing behind.
+//   went by without one taken, given back or let go, nor a response ending
+//   (touch()): a burst of clients leaves nothing behind. `onIdle`, when given,
+//   is called then, once per burst (response-body.js hands the C heap's free
+//   pages back to the system there).
 
 class PiecePool {
-  constructor ({ pieceSize, budget, keep, idleMs }) {
+  constructor ({ pieceSize, budget, keep, idleMs, onIdle = null }) {
     this.pieceSize = pieceSize
     this.limit = Math.max(1, Math.floor(budget / pieceSize))
     this.keep = keep
@@ -23,7 +26,8 @@ class PiecePool {
     this.out = 0 // pieces taken and not given back
     this.spares = []
     this.waiters = []
-    this.taken = false // a piece was taken since the last sweep
+    this.onIdle = onIdle
+    this.active = false // a piece was taken or came back since the last sweep
     this.sweeper = null
   }
 
@@ -43,7 +47,7 @@ class PiecePool {
     const pieces = []
     for (let i = 0; i < granted; i++) pieces.push(this.spares.pop() ?? Buffer.allocUnsafeSlow(this.pieceSize))
     this.out += pieces.length
-    if (pieces.length > 0) this.taken = true
+    if (pieces.length > 0) this.touch()
     return pieces
   }
 
@@ -54,10 +58,8 @@ class PiecePool {
 
   give (piece) {
     this.out--
-    if (this.spares.length < this.keep) {
-      this.spares.push(piece)
-      this.startSweeping()
-    }
+    if (this.spares.length < this.keep) this.spares.push(piece)
+    this.touch()
     const waiter = this.waiters.shift()
     if (waiter !== undefined) waiter()
   }
@@ -66,25 +68,31 @@ class PiecePool {
   // not reused.
   forget () {
     this.out--
+    this.touch()
     const waiter = this.waiters.shift()
     if (waiter !== undefined) waiter()
   }
 
-  startSweeping () {
+  // Something happened (a piece taken, back, let go; a response ended): the
+  // burst is not over.
+  touch () {
+    this.active = true
     if (this.sweeper !== null) return
     this.sweeper = setInterval(() => this.sweep(), this.idleMs)
     this.sweeper.unref()
   }
 
-  // Drops every spare when none was taken since the last sweep.
+  // Drops every spare, and calls onIdle, when nothing happened since the last
+  // sweep.
   sweep () {
-    if (this.taken) {
-      this.taken = false
+    if (this.active) {
+      this.active = false
       return
     }
     this.spares.length = 0
     clearInterval(this.sweeper)
     this.sweeper = null
+    if (this.onIdle !== null) this.onIdle()
   }
 }
 

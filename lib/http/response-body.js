@@ -8,24 +8,37 @@
 // What a client that stops reading costs (issue 47). Over TLS every byte handed
 // to res.write() is encrypted at once, and both copies, the plain one (until
 // its write calls back) and the encrypted one (queued below the TLS socket), are
-// held until the client reads; over HTTP/2 the bytes wait in the stream. So the
-// bytes handed to the response and not yet written out (res.writableLength) are
-// kept under a window, and the next piece is read only when there is room in it:
-// - the window starts at one piece (16 KiB, one TLS record) and stays there
-//   until the client has taken RAMP bytes, more than the kernel's buffers hold
-//   for a client that does not read: such a client costs one piece and its
-//   encrypted copy, plus what Node's TLS socket holds anyway;
-// - past that it doubles each time every write so far has called back, up to
-//   MAX_WINDOW, so a client that keeps up gets big writes (many TLS records per
-//   system call);
+// held until the client reads; over HTTP/2 the bytes wait in the stream. So:
+// - what is handed to the response and not yet written out (res.writableLength)
+//   is kept under a window, and the next pieces are read only when there is room
+//   in it. The window starts at one piece (16 KiB, one TLS record), doubles
+//   each time every write so far called back once the client took RAMP bytes,
+//   up to MAX_WINDOW, and starts over at one piece when the writes out did not
+//   all call back within STALL_MS (the client stopped reading);
+// - where the addon says how much the connection's send buffer takes now
+//   (socketRoom; HTTP/1.1, TLS or not), no more than that is read and written,
+//   once every write so far called back, and one piece when it takes none: a
+//   client that stops reading has one piece queued in user space for it;
+// - over TLS the pieces are handed to the socket one at a time, each once the
+//   last one's write called back: what a TLS socket is given at once is
+//   encrypted at once into a buffer of that size, which the connection keeps
+//   (256 KiB at once cost 600 KiB of RSS per stalled client, on 150 clients);
 // - the file is read in pieces from a pool shared by all responses, bounded by
 //   a budget for the whole process (ZCOPY_COPY_BUDGET, piece-pool.js): a piece
 //   goes back when its write calls back, and only when res.write is Node's own
 //   (a middleware that replaced it may call back before it is done with the
-//   bytes, or never); past the budget, reads wait for a piece to come back.
+//   bytes, or never); past the budget, reads wait for a piece to come back. The
+//   pieces of a response that stalled leave the budget (they stay with Node
+//   until its client reads or leaves, and are not reused): clients that stop
+//   reading can never spend the budget of those that read. Pieces read and not
+//   written when it stalled go back, and are read again when it goes on;
+// - once the pool saw a whole idle period, it lets its spares go and has the
+//   addon hand the C heap's free pages back to the system (trimMemory): the TLS
+//   buffers of a crowd of clients, freed among allocations that stay, would
+//   otherwise keep the process at the crowd's size.
 // A body from memory (bodies kept by the open-file cache) goes out in the same
-// window, in views of the cached bytes: nothing is copied, and its encrypted
-// copy is bounded as a file's is.
+// window, in views of the cached bytes (over TLS one piece at a time): nothing
+// is copied, and its encrypted copy is bounded as a file's is.
 // write()'s return value and 'drain' are the only backpressure used with a
 // response whose write was replaced (middleware does not always call write
 // callbacks); its pieces are allocated per read, as the middleware copies them.
@@ -33,10 +46,14 @@
 const fs = require('node:fs')
 const http = require('node:http')
 const http2 = require('node:http2')
+const net = require('node:net')
+const tls = require('node:tls')
 const { promisify } = require('node:util')
 const { truncatedError } = require('../engine')
 const { PiecePool } = require('./piece-pool')
 const { copyBudget } = require('./copy-budget')
+const { native } = require('../binding')
+const { transportFd } = require('../destination')
 
 const read = promisify(fs.read)
 const readv = promisify(fs.readv)
@@ -44,11 +61,29 @@ const readv = promisify(fs.readv)
 const PIECE_SIZE = 16 * 1024
 const MAX_WINDOW = 256 * 1024
 const RAMP = 512 * 1024
+// A response whose writes did not all call back in this long has a client that
+// stopped reading (see Flight.stall).
+const STALL_MS = 1000
+// Over TLS without socketRoom, pieces are read this many bytes at a time: they
+// are written one at a time anyway, and the fewer out at once, the fewer freed
+// among the connections' buffers when a crowd of clients stops reading (the C
+// heap is not trimmed then either).
+const SERIAL_BATCH = 64 * 1024
+// The share of the kernel's send buffer room (socketRoom) written at once.
+const KERNEL_SHARE = 0.75
 // A response whose write was replaced (compression middleware) is read in
 // chunks of this size, allocated per read.
 const CHUNK_SIZE = 64 * 1024
 
-const pool = new PiecePool({ pieceSize: PIECE_SIZE, budget: copyBudget(), keep: 1024, idleMs: 10_000 })
+const socketRoom = native !== null && typeof native.socketRoom === 'function' ? native.socketRoom : null
+const trimMemory = native !== null && typeof native.trimMemory === 'function' ? native.trimMemory : null
+const pool = new PiecePool({
+  pieceSize: PIECE_SIZE,
+  budget: copyBudget(),
+  keep: 256,
+  idleMs: 2000,
+  onIdle: trimMemory === null ? null : () => trimMemory()
+})
 const OWN_WRITES = new Set([http.ServerResponse.prototype.write, http2.Http2ServerResponse.prototype.write])
 
 // The writes of one response not yet called back. The bytes it holds, handed
@@ -63,6 +98,17 @@ class Flight {
     this.writes = 0
     this.calledBack = 0
     this.wake = null
+    // The pool's pieces of the writes not called back yet, in order: { piece,
+    // counted } (piece null for bytes that are not the pool's).
+    this.pending = []
+    this.kernelRoom = kernelRoomOf(res)
+    // Over TLS one piece is written at a time, the next once the last one's
+    // write called back (the kernel took it): what is handed to a TLS socket at
+    // once is encrypted at once into a buffer of that size, which the
+    // connection keeps (256 KiB batches cost 600 KiB of RSS per stalled client,
+    // one piece at a time 130 KiB).
+    this.serial = res instanceof http.ServerResponse && res.socket instanceof tls.TLSSocket
+    this.stalls = 0
   }
 
   // Room for how many more bytes now.
@@ -74,10 +120,13 @@ class Flight {
   // with it (after a failed write Node may still hold it: it is let go).
   write (bytes, piece) {
     const id = ++this.writes
+    const entry = { piece, counted: piece !== null }
+    this.pending.push(entry)
     this.res.write(bytes, (err) => {
-      if (piece !== null) {
+      this.pending.shift() // this one: writes call back in order
+      if (entry.counted) {
         if (err) pool.forget()
-        else pool.give(piece)
+        else pool.give(entry.piece)
       }
       this.calledBack = id
       if (this.wake !== null && id === this.writes) {
@@ -88,21 +137,78 @@ class Flight {
     })
   }
 
+  // The client stopped reading: what is out is let go from the budget (it stays
+  // with Node until the client reads or leaves, and is not reused then), so
+  // that clients that read still get pieces; the window starts over at one piece.
+  stall () {
+    this.stalls++
+    this.window = PIECE_SIZE
+    for (const entry of this.pending) {
+      if (!entry.counted) continue
+      entry.counted = false
+      pool.forget()
+    }
+  }
+
   // → Promise<boolean>: true once every write so far called back, false when the
   // client went away first. `sent`: the bytes written so far, for the window.
-  async land (sent) {
-    if (this.calledBack !== this.writes && !(await this.hangup.wait((done) => { this.wake = done }))) return false
-    if (sent >= RAMP) this.window = Math.min(this.window * 2, MAX_WINDOW)
+  // `untilStall`: true as soon as the client stalled too (this.stalls changed).
+  async land (sent, untilStall = false) {
+    let stalled = false
+    if (this.calledBack !== this.writes) {
+      const timer = setTimeout(() => {
+        stalled = true
+        this.stall()
+        if (untilStall && this.wake !== null) {
+          const wake = this.wake
+          this.wake = null
+          wake()
+        }
+      }, STALL_MS)
+      timer.unref()
+      const landed = await this.hangup.wait((done) => { this.wake = done })
+      clearTimeout(timer)
+      if (!landed) return false
+    }
+    if (sent >= RAMP && !stalled) this.window = Math.min(this.window * 2, MAX_WINDOW)
     return !this.hangup.gone
   }
 }
 
+// → () → the bytes the kernel takes now for `res`'s connection (socketRoom,
+// the addon's), or null when that is not known: without the addon, or one that
+// lacks socketRoom, over HTTP/2 (each stream's flow control decides there).
+function kernelRoomOf (res) {
+  if (socketRoom === null || !(res instanceof http.ServerResponse)) return null
+  const socket = res.socket
+  if (!(socket instanceof net.Socket)) return null
+  return () => {
+    const fd = transportFd(socket)
+    return fd < 0 ? -1 : socketRoom(fd)
+  }
+}
+
 // How many bytes to read or write next: the room left, in whole pieces, at
-// most what remains; 0 when the window is full.
+// most what remains; 0 when the window is full. Where the kernel says how much
+// more its send buffer takes, no more than that (less a margin for its
+// overhead and the records' framing), one piece when it takes none: a client
+// that stops reading then has one piece queued in user space, and that write's
+// callback says when the kernel took it.
 function nextSize (flight, left) {
   const room = flight.room()
   if (room <= 0) return 0
-  return Math.min(Math.ceil(room / PIECE_SIZE) * PIECE_SIZE, left)
+  let size = Math.ceil(room / PIECE_SIZE) * PIECE_SIZE
+  if (flight.kernelRoom !== null) {
+    // Asked only once every write so far called back: the kernel may show room
+    // before it wakes Node to write what waits (a quarter of its buffer or more),
+    // and what is written meanwhile would queue behind that.
+    if (flight.calledBack !== flight.writes) return 0
+    const kernel = flight.kernelRoom()
+    if (kernel >= 0) size = Math.min(size, Math.max(Math.floor(kernel * KERNEL_SHARE / PIECE_SIZE), 1) * PIECE_SIZE)
+  } else if (flight.serial) {
+    size = Math.min(size, SERIAL_BATCH)
+  }
+  return Math.min(size, left)
 }
 
 // Middleware such as compression() forwards res.on('drain') to its own stream
@@ -117,11 +223,13 @@ function drainWaiter (res, hangup) {
 }
 
 function gone (bytes) {
+  pool.touch()
   return { bytes, complete: false }
 }
 
 function finish (res, hangup, bytes) {
   if (hangup.gone) return gone(bytes)
+  pool.touch()
   res.end()
   return { bytes, complete: true }
 }
@@ -140,7 +248,7 @@ async function takePieces (bytes, hangup) {
 // Reads up to `bytes` bytes at `position` into pieces and writes them to res.
 // → Promise of the bytes written (0: the client went away). Every piece goes back
 // to the pool, now or once written.
-async function readAndWrite (fd, position, bytes, flight, hangup) {
+async function readAndWrite (fd, position, bytes, flight, hangup, sent) {
   const pieces = await takePieces(bytes, hangup)
   if (pieces === null) return 0
   const wanted = Math.min(bytes, pieces.length * PIECE_SIZE) // the budget may give fewer
@@ -155,9 +263,14 @@ async function readAndWrite (fd, position, bytes, flight, hangup) {
     throw err
   }
   let written = 0
+  let stopped = false // the client left, or stopped reading: the rest goes back unwritten
   for (const piece of pieces) {
     const size = Math.min(PIECE_SIZE, bytesRead - written)
-    if (size <= 0 || hangup.gone) {
+    if (!stopped && size > 0 && flight.serial && flight.calledBack !== flight.writes) {
+      const stalls = flight.stalls
+      stopped = !(await flight.land(sent + written, true)) || flight.stalls !== stalls
+    }
+    if (stopped || size <= 0 || hangup.gone) {
       pool.give(piece)
       continue
     }
@@ -183,7 +296,7 @@ async function copyToResponse (fd, start, length, res, hangup) {
       if (!(await flight.land(done))) return gone(done)
       continue
     }
-    const written = await readAndWrite(fd, start + done, size, flight, hangup)
+    const written = await readAndWrite(fd, start + done, size, flight, hangup, done)
     if (written === 0) return gone(done)
     done += written
   }
@@ -197,13 +310,14 @@ async function writeToResponse (bytes, res, hangup) {
   let done = 0
   while (done < bytes.length) {
     if (hangup.gone) return gone(done)
-    const size = nextSize(flight, bytes.length - done)
+    const size = flight.serial && flight.calledBack !== flight.writes ? 0 : nextSize(flight, bytes.length - done)
     if (size === 0) {
       if (!(await flight.land(done))) return gone(done)
       continue
     }
-    flight.write(bytes.subarray(done, done + size), null)
-    done += size
+    const part = flight.serial ? Math.min(size, PIECE_SIZE) : size
+    flight.write(bytes.subarray(done, done + part), null)
+    done += part
   }
   return finish(res, hangup, done)
 }

@@ -163,12 +163,15 @@ function toResponse (req, res, fd, { start, end }) {
 
 // Sends `bytes`, a body from memory, when its copies would cost: over TLS each
 // byte handed to the response is encrypted at once and held until the client
-// reads it, so a body bigger than a piece goes out in pieces, as a file's does
-// (response-body.js). → Promise of { bytes, zeroCopy, fromMemory, complete }, or
-// undefined when it went out whole now (Node writes the head and the bytes
-// together; over plain TCP and HTTP/2 nothing is copied per client).
+// reads it; over HTTP/2 what is handed to a stream counts against its session's
+// memory (maxSessionMemory, 10 MiB by default), and past it Node refuses the
+// session's new streams (ENHANCE_YOUR_CALM: 50 stalled streams of a 900 KiB
+// body each did it). So a body bigger than a piece goes out in pieces there,
+// as a file's does (response-body.js). → Promise of { bytes, zeroCopy,
+// fromMemory, complete }, or undefined when it went out whole now (plain
+// HTTP/1.x: Node writes the head and the bytes together, nothing is copied).
 function sendBytes (req, res, bytes) {
-  if (bytes.length <= PIECE_SIZE || req.httpVersionMajor !== 1 || !req.socket.encrypted) {
+  if (bytes.length <= PIECE_SIZE || (req.httpVersionMajor === 1 && !req.socket.encrypted)) {
     res.end(bytes)
     return undefined
   }
