@@ -111,6 +111,7 @@ class VariantStore {
     this.dirPath = null
     this.ownBase = false // the folder the store's own is in is zcopy's to remove once empty
     this.closed = false
+    this.closing = null // Promise of the close() under way
     this.counts = { made: 0, served: 0, evicted: 0, failed: 0, bytesSaved: 0, discarded: 0 }
     this.unlisten = cache.onChange((changed) => this.changed(changed))
     this.folder() // at start: the folders of processes that are gone are removed
@@ -277,9 +278,11 @@ class VariantStore {
   folder () {
     if (this.config.cacheDir === false) return Promise.resolve(false)
     if (this.dir === null) {
-      this.dir = makeStoreDir(this.config.cacheDir).then(({ dir, base }) => {
-        // The default base (per user, in the temp folder), or one mkdtemp made in its place.
-        this.ownBase = base !== this.config.cacheDir || base === defaultCacheDir()
+      // The default base (per user, in the temp folder), or one mkdtemp made in
+      // its place, is removed once empty.
+      const ownsBase = this.config.cacheDir === defaultCacheDir()
+      this.dir = makeStoreDir(this.config.cacheDir, { ownsBase }).then(({ dir, base }) => {
+        this.ownBase = ownsBase || base !== this.config.cacheDir
         this.dirPath = dir
         if (this.closed) removeStoreDir(dir, this.ownBase)
         return dir
@@ -388,8 +391,15 @@ class VariantStore {
     }
   }
 
-  // Drops every variant and removes the store's folder. → Promise.
-  async close () {
+  // Drops every variant and removes the store's folder. → Promise. The store
+  // stays usable (it makes a new folder when it needs one); calls while one
+  // runs share it.
+  close () {
+    if (this.closing === null) this.closing = this.closeNow().finally(() => { this.closing = null })
+    return this.closing
+  }
+
+  async closeNow () {
     this.closed = true
     this.unlisten()
     for (const record of Array.from(this.records.values())) this.drop(record)
