@@ -1,7 +1,8 @@
 'use strict'
 
 // Where compressed variants are made: on threads of their own at the lowest
-// scheduling priority (./worker.js), shared by every store in the process, at
+// scheduling priority (./worker.js: SCHED_IDLE, else nice 19), which read the
+// sources themselves (compressFile()), shared by every store in the process, at
 // most as many as the largest `concurrency` a store asked for (8 at most). They
 // are never on the event loop and never on libuv's thread pool, whose threads
 // the file transfers, fs, dns.lookup and zlib's async API share. Idle threads
@@ -35,7 +36,7 @@ function startThread () {
       if (message.error.code) err.code = message.error.code
       job.reject(err)
     } else {
-      job.resolve(Buffer.from(message.out))
+      job.resolve(message)
     }
   })
   const gone = (err) => {
@@ -70,21 +71,46 @@ function freeThread () {
   }
 }
 
-// → Promise<Buffer> of `bytes` (not used by the caller afterwards: its memory is
-// handed to the thread) compressed into `encoding`. `concurrency`: the caller's
-// bound on jobs at once, which raises the number of threads (up to 8).
-function compress (encoding, bytes, concurrency = 1) {
+// → a free thread, busy from now on, or null (none can start, or all are busy).
+// `concurrency`: the caller's bound on jobs at once, which raises the number of
+// threads (up to 8).
+function takeThread (concurrency) {
   limit = Math.min(MAX_THREADS, Math.max(limit, concurrency))
   const thread = unavailable ? null : freeThread()
-  if (thread === null) return encode(encoding, bytes)
+  if (thread === null) return null
   thread.busy = true
   thread.worker.ref() // a job under way keeps the process alive, as a pool job would
+  return thread
+}
+
+function post (thread, message, transfer) {
   const id = ++nextId
-  const copy = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject, thread })
-    thread.worker.postMessage({ id, encoding, bytes: copy }, [copy])
+    thread.worker.postMessage({ id, ...message }, transfer)
   })
 }
 
-module.exports = { compress }
+// → Promise<Buffer> of `bytes` (not used by the caller afterwards: its memory is
+// handed to the thread) compressed into `encoding`.
+function compress (encoding, bytes, concurrency = 1) {
+  const thread = takeThread(concurrency)
+  if (thread === null) return encode(encoding, bytes)
+  // A Buffer of its own ArrayBuffer (any above 4 KiB) is handed over as it is.
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+  const memory = whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)
+  return post(thread, { encoding, bytes: memory }, [memory]).then((message) => Buffer.from(message.out))
+}
+
+// The file open as `fd` (held open by the caller until this settles), `size`
+// bytes, read and compressed into `encoding` by a compression thread: → null
+// at once when no thread is free (read it and use compress()), else a Promise
+// of { out: Buffer, stat: { dev, ino, size, mtimeMs, ctimeMs } (fstat after
+// the read) }, or of null when the file had fewer bytes than `size`.
+function compressFile (encoding, fd, size, concurrency = 1) {
+  const thread = takeThread(concurrency)
+  if (thread === null) return null
+  return post(thread, { encoding, fd, size }).then((message) => message.short ? null : { out: Buffer.from(message.out), stat: message.stat })
+}
+
+module.exports = { compress, compressFile }

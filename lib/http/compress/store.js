@@ -14,9 +14,11 @@
 //   the variant is done.
 // - The first request for a file is answered with the file itself; the coding
 //   it prefers is queued, and `concurrency` compressions run at once, on
-//   threads of their own at nice 19 (./background.js: not on the event loop,
-//   not on libuv's pool), so a burst of new files waits in the queue, never in
-//   front of requests, and takes only the CPU the requests leave.
+//   threads of their own at the lowest priority (./background.js: SCHED_IDLE,
+//   else nice 19; not on the event loop, not on libuv's pool), which read the
+//   source themselves from the cache's descriptor; so a burst of new files
+//   waits in the queue, never in front of requests, and takes only the CPU the
+//   requests leave.
 // - A variant of up to 64 KiB is kept in memory, within the open-file cache's
 //   `memoryCache` bytes (shared with its small files); a larger one (or one that
 //   does not fit there) is written to the store's own folder (./cache-dir) and
@@ -32,7 +34,7 @@ const path = require('node:path')
 const fsp = require('node:fs/promises')
 const Negotiator = require('negotiator')
 const { makeStoreDir, removeStoreDir, writeAtomically } = require('./cache-dir')
-const { compress } = require('./background')
+const { compress, compressFile } = require('./background')
 const { compressibleByName } = require('./types')
 const { defaultCacheDir } = require('./options')
 const { contentTypeOf } = require('../headers')
@@ -40,7 +42,7 @@ const { etagOf, lastModifiedOf } = require('./variant-headers')
 
 const IN_MEMORY = 64 * 1024 // the largest variant kept in memory (the memory cache's SMALL_FILE)
 const MAX_QUEUED = 1024 // variants waiting to be made; more are asked for again later
-const READ_CHUNK = 1024 * 1024 // a source is read 1 MiB per pool job
+const READ_CHUNK = 1024 * 1024 // a source is read 1 MiB per pool job (where no thread is free)
 const RANKINGS = 256 // Accept-Encoding values whose ranking is kept
 const MIN_SAVING = 0.05 // a variant saving less than 5 % is not kept
 const SUFFIX = { br: '.br', gzip: '.gz', zstd: '.zst' }
@@ -211,24 +213,10 @@ class VariantStore {
 
   async make ({ record, entry, encoding }) {
     if (record.dropped || entry.evicted || this.closed) return this.discard()
+    const made = await this.compressSource(entry, record.stat.size, encoding)
+    if (made === null || !sameFile(made.stat, record.stat) || record.dropped || this.closed) return this.discard()
+    const { out } = made
     const size = record.stat.size
-    const source = Buffer.allocUnsafe(size)
-    entry.users++ // its descriptor stays open while it is read
-    let after
-    try {
-      let read = 0
-      while (read < size) {
-        const n = await readAt(entry.fd, source, read, Math.min(size - read, READ_CHUNK))
-        if (n === 0) break
-        read += n
-      }
-      after = read === size ? await fstatOf(entry.fd) : null
-    } finally {
-      this.cache.release(entry)
-    }
-    if (after === null || !sameFile(after, record.stat) || record.dropped) return this.discard()
-    const out = await compress(encoding, source, this.config.concurrency)
-    if (record.dropped || this.closed) return this.discard()
     if (out.length > size * (1 - MIN_SAVING)) {
       record.refused.add(encoding) // not worth it: the file is sent as it is
       return
@@ -253,6 +241,31 @@ class VariantStore {
     }
     record.variants.set(encoding, variant)
     this.counts.made++
+  }
+
+  // → Promise of { out, stat }: the `size` bytes of `entry`'s file (read from
+  // its descriptor, held open meanwhile) compressed into `encoding`, and its
+  // fstat after the read; null when it had fewer bytes. A compression thread
+  // reads and compresses (./background.js); where none is free, the source is
+  // read here on libuv's pool, 1 MiB per job, and compressed by compress().
+  async compressSource (entry, size, encoding) {
+    entry.users++ // its descriptor stays open while it is read
+    try {
+      const onThread = compressFile(encoding, entry.fd, size, this.config.concurrency)
+      if (onThread !== null) return await onThread
+      const source = Buffer.allocUnsafe(size)
+      let read = 0
+      while (read < size) {
+        const n = await readAt(entry.fd, source, read, Math.min(size - read, READ_CHUNK))
+        if (n === 0) return null
+        read += n
+      }
+      const stat = await fstatOf(entry.fd)
+      if (!sameFile(stat, entry.stat)) return null // changed: not worth compressing
+      return { out: await compress(encoding, source, this.config.concurrency), stat }
+    } finally {
+      this.cache.release(entry)
+    }
   }
 
   // Writes `variant`'s bytes `out` to the store's folder. → Promise of whether
