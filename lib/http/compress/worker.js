@@ -1,20 +1,19 @@
 'use strict'
 
-// The body of a compression thread (see ./background.js). It lowers its own
-// scheduling priority as far as it can (Linux: the thread's id from
-// /proc/thread-self; SCHED_IDLE with util-linux's `chrt` where that is
-// installed, else nice 19 with setpriority), then, one job at a time:
+// The body of a compression thread (see ./background.js: where no compression
+// process can run). It lowers its own scheduling priority to nice 19 (Linux:
+// setpriority on its thread id, read from /proc/thread-self), then, one job at
+// a time:
 // - reads the source itself, with pread on the descriptor it is given (the
 //   open-file cache's, held open by the caller until the answer), fstat's it
 //   again after the read, and compresses it; or compresses the bytes it is sent;
 // - with zlib's synchronous API.
-// At SCHED_IDLE it runs only on a CPU nothing else wants, and a request's thread
-// that wakes takes the CPU from it at once (at nice 19 it still has a share, and
-// may finish its time slice first: milliseconds of a request's latency on a
-// 2-core machine). Reading here keeps the sources off libuv's pool (the
-// transfers', fs's and dns.lookup's threads) and off the event loop.
+// Reading here keeps the sources off libuv's pool (the transfers', fs's and
+// dns.lookup's threads) and off the event loop. (SCHED_IDLE was tried: on a
+// loaded machine it delays the server's wake-ups as much as nice 19 does, as
+// the thread is charged to the server's autogroup either way; see
+// ./process.js.)
 
-const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const { parentPort } = require('node:worker_threads')
@@ -23,20 +22,13 @@ const { brotliParams } = require('./encoders')
 
 const READ_CHUNK = 1024 * 1024
 
-// → 'idle', 'nice' or 'none': what lowering the thread's priority achieved.
 function lowerPriority () {
-  let tid
   try {
-    tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop())
+    const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop())
     os.setPriority(tid, 19)
+    return true
   } catch {
-    return 'none' // no procfs, or not Linux: the thread keeps the process's priority
-  }
-  try {
-    execFileSync('chrt', ['--idle', '--pid', '0', String(tid)], { stdio: 'ignore', timeout: 2000 })
-    return 'idle'
-  } catch {
-    return 'nice' // no chrt (or refused): nice 19 stays
+    return false // no procfs, or not Linux: the thread keeps the process's priority
   }
 }
 
@@ -62,7 +54,7 @@ function readSource (fd, size) {
   return { bytes, stat: { dev, ino, size: now, mtimeMs, ctimeMs } }
 }
 
-parentPort.postMessage({ ready: true, priority: lowerPriority() })
+parentPort.postMessage({ ready: true, lowered: lowerPriority() })
 parentPort.on('message', ({ id, encoding, bytes, fd, size }) => {
   try {
     let stat = null
