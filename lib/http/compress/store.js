@@ -13,12 +13,12 @@
 //   fstat'ed again after the read, and the record must still be current when
 //   the variant is done.
 // - The first request for a file is answered with the file itself; the coding
-//   it prefers is queued, and `concurrency` compressions run at once, on
-//   threads of their own at the lowest priority (./background.js: SCHED_IDLE,
-//   else nice 19; not on the event loop, not on libuv's pool), which read the
-//   source themselves from the cache's descriptor; so a burst of new files
-//   waits in the queue, never in front of requests, and takes only the CPU the
-//   requests leave.
+//   it prefers is queued, and `concurrency` compressions run at once, off the
+//   event loop and off libuv's pool (./background.js: in compression processes
+//   in an autogroup of their own at nice 19 on Linux, else on threads at nice
+//   19), which read the source themselves from the cache's descriptor; so a
+//   burst of new files waits in the queue, never in front of requests, and
+//   takes only the CPU the requests leave.
 // - A variant of up to 64 KiB is kept in memory, within the open-file cache's
 //   `memoryCache` bytes (shared with its small files); a larger one (or one that
 //   does not fit there) is written to the store's own folder (./cache-dir) and
@@ -132,13 +132,24 @@ class VariantStore {
     const { stat } = located
     if (this.closed || !this.eligible(typePath, stat.size)) return NOT_ELIGIBLE
     let record = this.records.get(located.path)
-    if (record !== undefined && (!sameFile(record.stat, stat) || !sameProof(record.proof, proof))) {
+    if (record !== undefined && !sameFile(record.stat, stat)) {
       this.drop(record)
       record = undefined
     }
     const ranked = this.ranking(req.headers['accept-encoding'])
     const best = ranked[0]
     if (best === undefined || best === 'identity') return IDENTITY_VARYING
+    if (record !== undefined && proof === null) {
+      // The root is idle (the open-file cache closed its descriptor): nothing
+      // proves it is still the directory the variants were made under. The file
+      // itself is sent, opened and proven anew, and want() then keeps the
+      // variants if the reopened root is the same directory (sameProof()).
+      return { variant: null, vary: true, wanted: best }
+    }
+    if (record !== undefined && !sameProof(record.proof, proof)) {
+      this.drop(record)
+      record = undefined
+    }
     // The client's best coding that is ready, unless it prefers identity to it.
     let variant = null
     if (record !== undefined && record.variants.size > 0) {
@@ -181,6 +192,7 @@ class VariantStore {
       this.records.set(entry.path, record)
       this.trimRecords()
     }
+    record.proof = entry.proof // the same directory's, maybe reopened since
     if (record.pending.has(encoding) || record.refused.has(encoding) || record.variants.has(encoding)) return
     if (this.queue.length >= MAX_QUEUED) return
     record.pending.add(encoding)
