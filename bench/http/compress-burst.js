@@ -55,21 +55,42 @@ function get (port, file, accept = ACCEPT) {
   })
 }
 
+// The server's RSS, its compression processes' included.
 function rssMiB (pid) {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
-  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024
+  let kib = 0
+  for (const each of [pid, ...compressionProcesses(pid)]) {
+    try { kib += Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${each}/status`, 'utf8'))[1]) } catch {}
+  }
+  return kib / 1024
+}
+
+// The server's compression processes (children running compress/process.js).
+function compressionProcesses (pid) {
+  const found = []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const fields = fs.readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')
+      if (Number(fields[1]) === pid && fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('compress/process.js')) found.push(Number(name))
+    } catch {}
+  }
+  return found
 }
 
 // → { waitMs, compressMs }: how long the server's main thread has waited for a
-// CPU (schedstat's run delay), and the CPU time its compression threads (those
-// at nice 19) have had, in ms.
+// CPU (schedstat's run delay), and the CPU time compression has had, in ms: its
+// threads at nice 19, and its compression processes.
 function schedOf (pid) {
   let compressMs = 0
+  const ticks = (fields) => (Number(fields[11]) + Number(fields[12])) * 1000 / 100 // utime + stime, 100 Hz
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
       const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')
-      if (Number(fields[16]) === 19) compressMs += (Number(fields[11]) + Number(fields[12])) * 1000 / 100 // utime + stime, 100 Hz ticks
+      if (Number(fields[16]) === 19) compressMs += ticks(fields)
     } catch {}
+  }
+  for (const child of compressionProcesses(pid)) {
+    try { compressMs += ticks(fs.readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1].split(' ')) } catch {}
   }
   const waitMs = Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6
   return { waitMs, compressMs }
@@ -129,12 +150,12 @@ async function main () {
         rows[setup].push(row)
         console.error(`round ${round + 1} ${setup}: alone ${row.quiet.rps.toFixed(0)} req/s p99 ${row.quiet.p99.toFixed(2)} ms; ` +
           `burst (${row.asked} files) ${row.busy.rps.toFixed(0)} req/s p99 ${row.busy.p99.toFixed(2)} ms (${(row.busy.p99 / row.quiet.p99).toFixed(2)}×); ` +
-          `main thread waited ${row.quiet.waitMs.toFixed(0)} → ${row.busy.waitMs.toFixed(0)} ms for a CPU, compression threads ran ${row.busy.compressMs.toFixed(0)} ms; made ${row.made}, RSS ${row.rss.toFixed(0)} MiB`)
+          `main thread waited ${row.quiet.waitMs.toFixed(0)} → ${row.busy.waitMs.toFixed(0)} ms for a CPU, compression ran ${row.busy.compressMs.toFixed(0)} ms; made ${row.made}, RSS ${row.rss.toFixed(0)} MiB`)
       }
     }
     console.log(`# ${new Date().toISOString()} load ${loadBefore.map((n) => n.toFixed(2)).join(' ')} → ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}; ` +
       `zcopy serve; wrk -t1 -c16 -d${seconds}s --latency on the 212 KiB bundle; ${rounds} rounds, alternating; median (min–max)`)
-    console.log('| zcopy serve | run | req/s | p50 ms | p99 ms | p99 ÷ alone (per round) | main thread waited for a CPU, ms | compression threads ran, ms | variants made | RSS at end | cache folder |')
+    console.log('| zcopy serve | run | req/s | p50 ms | p99 ms | p99 ÷ alone (per round) | main thread waited for a CPU, ms | compression ran (CPU), ms | variants made | RSS at end | cache folder |')
     console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for (const setup of SETUPS) {
       const runs = rows[setup]

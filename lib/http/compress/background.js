@@ -104,11 +104,12 @@ function startProcess () {
   }
   child.on('message', (message) => {
     answered(thread, message)
-    if (!thread.busy && thread.timer !== null) {
+    if (thread.busy) return
+    if (thread.timer !== null) {
       clearTimeout(thread.timer)
       thread.timer = null
-      if (thread.aged) autogroup(thread, 19)
     }
+    if (thread.aged) autogroup(thread, 19)
   })
   child.on('error', (err) => {
     processesUnavailable = true // could not start (a sandbox, no processes left)
