@@ -53,7 +53,7 @@ compressFile('br', fd, fs.fstatSync(fd).size).then((made) => {
 `
 
 test.runIf(linux)('a child in its own session at nice 19, its autogroup at nice 19; gone when the server is killed', async () => {
-  const server = spawn(process.execPath, ['-e', CHILD], { env: { ...process.env, LIB, FILE: join(dir, 'a.js') }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const server = spawn(process.execPath, ['-e', CHILD], { env: { ...process.env, LIB, FILE: join(dir, 'a.js'), ZCOPY_COMPRESS_PROCESS: '' }, stdio: ['ignore', 'pipe', 'inherit'] })
   try {
     const line = await new Promise((resolve, reject) => {
       server.stdout.once('data', (chunk) => resolve(JSON.parse(chunk)))

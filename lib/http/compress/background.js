@@ -33,7 +33,9 @@ let limit = 1
 let nextId = 0
 const pending = new Map() // id → { resolve, reject, thread }
 let unavailable = false
-let processesUnavailable = process.platform !== 'linux'
+// ZCOPY_COMPRESS_PROCESS=0: threads only (to compare, or where a child
+// process is not wanted).
+let processesUnavailable = process.platform !== 'linux' || process.env.ZCOPY_COMPRESS_PROCESS === '0'
 
 // Settles the job a thread's or a process's `message` answers.
 function answered (thread, message) {
