@@ -1,17 +1,21 @@
 'use strict'
 
-// What the HTTP benchmark measures: one file of each size (4k … 100m), and the
-// many-files cases (many-files.js). Selection from --cases / --sizes, and the
-// files each selected case needs.
+// What the HTTP benchmark measures: one file of each size (4k … 100m), the
+// many-files cases (many-files.js), and (run.js only) `compressed`: a 212 KiB
+// JavaScript bundle asked for as a browser does (Accept-Encoding: gzip,
+// deflate, br), served by its own servers (compressed-servers.js). Selection
+// from --cases / --sizes, and the files each selected case needs.
 
 const { randomBytes } = require('node:crypto')
-const { writeFileSync } = require('node:fs')
+const { mkdirSync, writeFileSync } = require('node:fs')
 const { join } = require('node:path')
+const { ACCEPT, BUNDLE, writeFolders } = require('./compressed-servers')
 const manyFiles = require('./many-files')
 
 const SIZES = { '4k': 4 * 1024, '64k': 64 * 1024, '1m': 1024 * 1024, '100m': 100 * 1024 * 1024 }
 const GROUPS = { sizes: Object.keys(SIZES), files: Object.keys(manyFiles.CASES) }
 const ALL = [...GROUPS.sizes, ...GROUPS.files]
+const COMPRESSED = 'compressed'
 
 function list (text) {
   return text.split(',').map((name) => name.trim()).filter(Boolean)
@@ -20,20 +24,36 @@ function list (text) {
 
 // --cases picks cases (default: all; `sizes` and `files` name the groups);
 // --sizes alone is the old option (those sizes only), and with --cases it
-// narrows the size cases. → case names, in the canonical order.
-function selectCases ({ cases, sizes }) {
-  let chosen = cases === undefined ? (sizes === undefined ? ALL : list(sizes)) : list(cases)
+// narrows the size cases. `compressed`: the caller (run.js) measures the
+// compressed case too (in `all` unless `sizes` alone is given).
+// → case names, in the canonical order.
+function selectCases ({ cases, sizes }, { compressed = false } = {}) {
+  const all = compressed ? [...ALL, COMPRESSED] : ALL
+  let chosen = cases === undefined ? (sizes === undefined ? all : list(sizes)) : list(cases)
   if (cases !== undefined && sizes !== undefined) {
     const keep = list(sizes)
     chosen = chosen.filter((name) => !(name in SIZES) || keep.includes(name))
   }
-  const unknown = [...chosen, ...(sizes === undefined ? [] : list(sizes))].filter((name) => !ALL.includes(name))
-  if (unknown.length) throw new Error(`unknown case ${unknown.join(', ')}: choose from ${ALL.join(', ')}, sizes, files`)
-  return ALL.filter((name) => chosen.includes(name))
+  const unknown = [...chosen, ...(sizes === undefined ? [] : list(sizes))].filter((name) => !all.includes(name))
+  if (unknown.length) throw new Error(`unknown case ${unknown.join(', ')}: choose from ${all.join(', ')}, sizes, files`)
+  return all.filter((name) => chosen.includes(name))
 }
 
 function isFileCase (name) {
   return name in manyFiles.CASES
+}
+
+function isCompressedCase (name) {
+  return name === COMPRESSED
+}
+
+// The compressed case's servers: the run.js name → compressed-servers.js's.
+// zcopy serve with its defaults (compress on) on a folder without siblings,
+// against the fastest peers, which need siblings built beforehand.
+const COMPRESSED_SERVERS = {
+  'zcopy serve': 'zcopy-serve',
+  'nginx gzip_static': 'nginx-gzip-static',
+  'Caddy precompressed': 'caddy-precompressed'
 }
 
 // A many-files case is warmed up for longer, so that the caches (open files,
@@ -44,12 +64,26 @@ function isFileCase (name) {
 // --warm-up 10 measures its steady state).
 const FILE_CASE_WARM_UP_SECONDS = 3
 
+// A wrk Lua script that asks with a browser's Accept-Encoding.
+function acceptScript (root) {
+  const script = join(root, 'accept-encoding.lua')
+  writeFileSync(script, `wrk.headers["Accept-Encoding"] = "${ACCEPT}"\n`)
+  return script
+}
+
 // Creates what `name` requests under `root` → { path } (one file) or { script } (wrk
-// Lua), with `warmUpSeconds` when the case needs more than the default warm-up.
+// Lua), with `warmUpSeconds` when the case needs more than the default warm-up;
+// the compressed case: { path, script, folders: { plain, siblings }, servers }.
 function prepareCase (root, name) {
   if (isFileCase(name)) return { script: manyFiles.prepare(root, name), warmUpSeconds: FILE_CASE_WARM_UP_SECONDS }
+  if (isCompressedCase(name)) {
+    const base = join(root, COMPRESSED)
+    mkdirSync(base, { mode: 0o755 })
+    const { plain, siblings, size } = writeFolders(base)
+    return { path: BUNDLE, script: acceptScript(root), size, folders: { plain, siblings }, servers: COMPRESSED_SERVERS, warmUpSeconds: FILE_CASE_WARM_UP_SECONDS }
+  }
   writeFileSync(join(root, `${name}.bin`), randomBytes(SIZES[name]))
   return { path: `/${name}.bin` }
 }
 
-module.exports = { FILE_CASE_WARM_UP_SECONDS, selectCases, isFileCase, prepareCase }
+module.exports = { COMPRESSED, COMPRESSED_SERVERS, FILE_CASE_WARM_UP_SECONDS, selectCases, isCompressedCase, isFileCase, prepareCase }

@@ -27,23 +27,17 @@
 // Every server is warmed up (and the zcopy ones have made their variants: the
 // warm-up requests until the answer is compressed) before it is measured.
 
-const { spawn, execFile } = require('node:child_process')
-const { once } = require('node:events')
+const { execFile } = require('node:child_process')
 const fs = require('node:fs')
-const http = require('node:http')
 const os = require('node:os')
 const path = require('node:path')
 const { promisify } = require('node:util')
-const zlib = require('node:zlib')
-const { makeBundle } = require('./bundle')
 const { cpuTime } = require('./cpu')
+const { ACCEPT, SERVERS, probe, runnable: canRun, untilCompressed, writeFolders } = require('./compressed-servers')
 const { freePort } = require('./free-port')
 const { machineLine } = require('./machine')
-const { startNginx } = require('./nginx')
 
 const run = promisify(execFile)
-const ACCEPT = 'gzip, deflate, br'
-const ZCOPY = path.join(__dirname, '..', '..', 'bin', 'zcopy.js')
 
 function args () {
   const out = { rounds: 3, seconds: 3, connections: 16, warmUp: 3, only: null, size: undefined }
@@ -60,98 +54,7 @@ function args () {
 function prepare (size) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-bench-compressed-'))
   fs.chmodSync(base, 0o755) // nginx's and caddy's workers may not be root
-  const plain = path.join(base, 'plain')
-  const siblings = path.join(base, 'siblings')
-  fs.mkdirSync(plain)
-  fs.mkdirSync(siblings)
-  const bundle = makeBundle(size)
-  fs.writeFileSync(path.join(plain, 'bundle.js'), bundle)
-  fs.writeFileSync(path.join(siblings, 'bundle.js'), bundle)
-  fs.writeFileSync(path.join(siblings, 'bundle.js.br'), zlib.brotliCompressSync(bundle, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bundle.length } }))
-  fs.writeFileSync(path.join(siblings, 'bundle.js.gz'), zlib.gzipSync(bundle, { level: 9 }))
-  return { base, plain, siblings, size: bundle.length }
-}
-
-function installed (command, versionArgs) {
-  try {
-    require('node:child_process').execFileSync(command, versionArgs, { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
-
-function caddyfile (root, port, mode) {
-  return `{
-  admin off
-  auto_https off
-}
-http://127.0.0.1:${port} {
-  root * ${root}
-  ${mode === 'encode' ? 'encode zstd gzip\n  file_server' : 'file_server {\n    precompressed br gzip\n  }'}
-}
-`
-}
-
-// → { pid, stop() } once `port` answers.
-async function startProcess (command, argv, port, options = {}) {
-  const child = spawn(command, argv, { stdio: ['ignore', 'ignore', 'inherit'], ...options })
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error(`${command} exited (${child.exitCode})`)
-    const up = await new Promise((resolve) => {
-      const req = http.get({ host: '127.0.0.1', port, path: '/bundle.js', agent: false }, (res) => { res.resume(); res.on('end', () => resolve(true)) })
-      req.on('error', () => resolve(false))
-    })
-    if (up) break
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return {
-    pid: child.pid,
-    async stop () {
-      child.kill('SIGTERM')
-      if (child.exitCode === null) await Promise.race([once(child, 'exit'), new Promise((resolve) => setTimeout(resolve, 3000))])
-      if (child.exitCode === null) child.kill('SIGKILL')
-    }
-  }
-}
-
-const SERVERS = {
-  'zcopy-serve': { folder: 'plain', start: (root, port) => startProcess(process.execPath, [ZCOPY, 'serve', root, '--port', String(port), '--quiet'], port) },
-  'zcopy-serve-pre': { folder: 'siblings', start: (root, port) => startProcess(process.execPath, [ZCOPY, 'serve', root, '--port', String(port), '--quiet', '--precompressed', '--no-compress'], port) },
-  'zcopy-express': { folder: 'plain', start: (root, port) => startProcess(process.execPath, [path.join(__dirname, 'compressed-server.js'), 'zcopy-express', root, String(port)], port) },
-  'static-express': { folder: 'plain', start: (root, port) => startProcess(process.execPath, [path.join(__dirname, 'compressed-server.js'), 'static-express', root, String(port)], port) },
-  sirv: { folder: 'siblings', start: (root, port) => startProcess(process.execPath, [path.join(__dirname, 'compressed-server.js'), 'sirv', root, String(port)], port) },
-  'nginx-gzip': { folder: 'plain', needs: ['nginx', ['-v']], start: (root, port) => startGzipNginx(root, port, 'on') },
-  'nginx-gzip-static': { folder: 'siblings', needs: ['nginx', ['-v']], start: (root, port) => startGzipNginx(root, port, 'static') },
-  'caddy-encode': { folder: 'plain', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, 'encode') },
-  'caddy-precompressed': { folder: 'siblings', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, 'precompressed') }
-}
-
-// nginx tuned as in every benchmark (nginx.js), with gzip per request (`on`,
-// level 6) or from prebuilt .gz siblings (`static`).
-function startGzipNginx (root, port, gzip) {
-  return startNginx(root, port, 1, null, {
-    types: 'application/javascript js;',
-    directives: gzip === 'static' ? 'gzip_static on; gzip_vary on;' : 'gzip on; gzip_comp_level 6; gzip_vary on; gzip_types application/javascript;'
-  })
-}
-
-async function startCaddy (root, port, mode) {
-  const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-caddy-'))
-  fs.writeFileSync(path.join(prefix, 'Caddyfile'), caddyfile(root, port, mode))
-  const server = await startProcess('caddy', ['run', '--config', path.join(prefix, 'Caddyfile'), '--adapter', 'caddyfile'], port, { stdio: 'ignore', env: { ...process.env, HOME: prefix, XDG_DATA_HOME: prefix, XDG_CONFIG_HOME: prefix } })
-  return { pid: server.pid, stop: async () => { await server.stop(); fs.rmSync(prefix, { recursive: true, force: true }) } }
-}
-
-// One request as a browser asks: → { encoding, bytes } of the body.
-function probe (port) {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: '/bundle.js', agent: false, headers: { 'accept-encoding': ACCEPT } }, (res) => {
-      let bytes = 0
-      res.on('data', (chunk) => { bytes += chunk.length })
-      res.on('end', () => resolve({ encoding: res.headers['content-encoding'] || 'identity', bytes, made: res.headers['content-encoding'] !== undefined && res.headers['content-length'] !== undefined }))
-    }).on('error', reject)
-  })
+  return { base, ...writeFolders(base, size) }
 }
 
 async function wrk (port, seconds, connections) {
@@ -175,19 +78,8 @@ async function measureOne (name, folders, options) {
   const server = await spec.start(folders[spec.folder], port)
   try {
     // Warm-up: for the zcopy servers, until the answer is compressed (the
-    // variant is made), then the JIT and caches.
-    // A zcopy server's first answer is the file itself (compression() may
-    // compress it per request): the time until a request gets the variant
-    // (compressed, with a Content-Length) is how long it took to make it.
-    const readyAt = Date.now()
-    let answer = await probe(port)
-    if (name.startsWith('zcopy')) {
-      for (let i = 0; i < 1000 && !answer.made; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 5))
-        answer = await probe(port)
-      }
-    }
-    const ready = Date.now() - readyAt
+    // variant is made: how long that took is reported), then the JIT and caches.
+    const { readyMs: ready } = await untilCompressed(name, port)
     await wrk(port, options.warmUp, options.connections)
     const first = await probe(port)
     const before = cpuTime(server.pid)
@@ -206,12 +98,9 @@ async function main () {
   const names = Object.keys(SERVERS).filter((name) => options.only === null || options.only.includes(name))
   const skipped = []
   const runnable = names.filter((name) => {
-    const needs = SERVERS[name].needs
-    if (needs && !installed(...needs)) {
-      skipped.push(`${name}: ${needs[0]} is not installed`)
-      return false
-    }
-    return true
+    if (canRun(name)) return true
+    skipped.push(`${name}: ${SERVERS[name].needs[0]} is not installed`)
+    return false
   })
   const load = os.loadavg().map((n) => n.toFixed(2)).join(' ')
   console.log(`# ${new Date().toISOString()} ${machineLine()}; load ${load}; wrk -t1 -c${options.connections} -d${options.seconds}s (warm-up ${options.warmUp}s), ${options.rounds} rounds; bundle ${folders.size} B; Node ${process.version}`)

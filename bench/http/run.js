@@ -3,7 +3,7 @@
 // HTTP benchmark: the same files from zcopy and its peers, side by side in one run
 // (this machine is noisy: compare ratios, not absolute figures).
 //
-//   node bench/http/run.js [--seconds 5] [--rounds 3] [--cases 4k,64k,1m,100m,files-100,files-5000,files-5000-zipf]
+//   node bench/http/run.js [--seconds 5] [--rounds 3] [--cases 4k,64k,1m,100m,files-100,files-5000,files-5000-zipf,compressed]
 //                          [--sizes 4k,64k,1m,100m] [--connections 16] [--tls] [--no-memory] [--workers N]
 //                          [--servers 'zcopy serve,zcopy (node:http),nginx'] [--warm-up SECONDS] [--bytes]
 //
@@ -12,6 +12,15 @@
 // in subdirectories, requested uniformly at random, files-5000-zipf the 5000 with
 // Zipf-like popularity (wrk Lua script; skipped under autocannon). --sizes alone
 // selects those sizes only, as before; with --cases it narrows the sizes.
+// compressed: a 212 KiB JavaScript bundle asked for with a browser's
+// Accept-Encoding (gzip, deflate, br), served by its own set of servers (those
+// of compressed.js, compressed-servers.js): zcopy serve with its defaults
+// (compress on) on a folder without .br/.gz siblings, against nginx gzip_static
+// and Caddy precompressed with siblings built beforehand (each skipped with a
+// note when missing); zcopy serve is warmed up until its variant is made. It
+// has a table of its own; it needs wrk (the header is set by a Lua script) and
+// runs neither with --tls nor --workers, nor with --servers unless --cases
+// names it.
 //
 // Each server runs in its own child process, a fresh one for every case and
 // round, warmed up for 1 s (3 s for the many-files cases; --warm-up sets it for
@@ -41,7 +50,8 @@ const { mkdtempSync, rmSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { parseArgs } = require('node:util')
-const { FILE_CASE_WARM_UP_SECONDS, selectCases, isFileCase, prepareCase } = require('./cases')
+const { FILE_CASE_WARM_UP_SECONDS, selectCases, isCompressedCase, isFileCase, prepareCase } = require('./cases')
+const { SERVERS: COMPRESSED_KINDS, runnable: compressedRunnable, untilCompressed } = require('./compressed-servers')
 const { cpuTime, perRequest } = require('./cpu')
 const { freePort } = require('./free-port')
 const { measure, loadTool, wrkInstalled } = require('./load')
@@ -85,7 +95,8 @@ function options () {
         bytes: { type: 'boolean', default: false }
       }
     }))
-    values.cases = selectCases(values)
+    values.casesGiven = values.cases !== undefined
+    values.cases = selectCases(values, { compressed: true })
   } catch (err) {
     usage(err.message)
   }
@@ -107,8 +118,13 @@ function options () {
       usage(`--connections takes whole numbers from ${workers ?? 1} (one per load thread) to 10000, not '${text}'`)
     }
   }
+  const compressed = values.cases.filter(isCompressedCase)
+  if (values.casesGiven && compressed.length > 0 && (values.tls || workers !== null)) {
+    usage(`--cases compressed runs neither with --tls nor with --workers`)
+  }
   return {
     cases: values.cases,
+    casesGiven: values.casesGiven,
     seconds,
     rounds,
     warmUp,
@@ -123,7 +139,13 @@ function options () {
 
 // → { port, pid, stop() } for a Node server kind, zcopy serve or nginx, on
 // `workers` processes; `tls`: { cert, key } (paths) or null.
-async function start (kind, root, workers, tls) {
+async function start (kind, root, workers, tls, target) {
+  if (target.servers !== undefined) { // the compressed case's own servers
+    const name = target.servers[kind]
+    const port = await freePort()
+    const server = await COMPRESSED_KINDS[name].start(target.folders[COMPRESSED_KINDS[name].folder], port)
+    return { port, pid: server.pid, stop: () => server.stop(), name }
+  }
   if (kind === 'nginx') {
     const port = await freePort()
     const nginx = await startNginx(root, port, workers, tls)
@@ -133,11 +155,25 @@ async function start (kind, root, workers, tls) {
   return startServer(kind, root, { workers, tls })
 }
 
-// → the cases to run, after dropping the many-files ones when wrk is missing.
+// → the cases to run, after dropping the many-files ones and the compressed one
+// when wrk is missing.
 function withoutWrk (cases) {
-  if (wrkInstalled || !cases.some(isFileCase)) return cases
-  console.log(`no wrk: many-files cases skipped (${cases.filter(isFileCase).join(', ')}; they need a wrk Lua script)`)
-  return cases.filter((name) => !isFileCase(name))
+  const needWrk = (name) => isFileCase(name) || isCompressedCase(name)
+  if (wrkInstalled || !cases.some(needWrk)) return cases
+  console.log(`no wrk: ${cases.filter(needWrk).join(', ')} skipped (they need a wrk Lua script)`)
+  return cases.filter((name) => !needWrk(name))
+}
+
+// → the cases to run, without the compressed one when it was not asked for by
+// name and the run is one it does not fit (--tls, --workers, --servers).
+function withoutCompressed (cases, { casesGiven, tls, workers, servers }) {
+  if (casesGiven || !cases.some(isCompressedCase) || (!tls && workers === null && servers === null)) return cases
+  return cases.filter((name) => !isCompressedCase(name))
+}
+
+// The compressed case's servers that can run here (the others are named once).
+function compressedKinds (target) {
+  return Object.keys(target.servers).filter((kind) => compressedRunnable(target.servers[kind]))
 }
 
 // The seconds of load before a case's measured run: --warm-up, else the case's
@@ -149,10 +185,13 @@ function warmUpOf (target, warmUp) {
 // One measurement of `kind` on a case at a connection count: fresh server,
 // warm-up, then the load (one load thread per server worker).
 async function runOnce (kind, root, target, { seconds, warmUp, workers, connections, tls, unit }) {
-  const server = await start(kind, root, workers, tls)
+  const server = await start(kind, root, workers, tls, target)
   try {
     const url = `${tls ? 'https' : 'http'}://127.0.0.1:${server.port}${target.path ?? '/'}`
     const load = (duration) => measure(url, { threads: workers, connections, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)] })
+    // The compressed case: zcopy's variant made first (its first answer is the
+    // file itself); what a browser gets is reported.
+    const made = server.name === undefined ? null : await untilCompressed(server.name, server.port)
     await load(warmUpOf(target, warmUp)) // caches, JIT
     const before = cpuTime(server.pid)
     const result = await load(seconds)
@@ -161,7 +200,8 @@ async function runOnce (kind, root, target, { seconds, warmUp, workers, connecti
       rate: unit.rateOf(result, seconds),
       cpu: perRequest(before, cpuTime(server.pid), count),
       clientCpu: result.cpu && perRequest({ user: 0, system: 0 }, result.cpu, count),
-      errors: result.errors
+      errors: result.errors,
+      body: made && { encoding: made.answer.encoding, bytes: made.answer.bytes, readyMs: made.readyMs }
     }
   } finally {
     await server.stop()
@@ -169,14 +209,14 @@ async function runOnce (kind, root, target, { seconds, warmUp, workers, connecti
 }
 
 async function main () {
-  const { cases: selected, seconds, rounds, warmUp, connections, tls, memory, workers, servers, unit } = options()
+  const { cases: selected, casesGiven, seconds, rounds, warmUp, connections, tls, memory, workers, servers, unit } = options()
   const nginx = nginxInstalled()
   const known = [...KINDS, ZCOPY_SERVE, 'nginx']
   const unknown = (servers ?? []).filter((name) => !known.includes(name))
   if (unknown.length) usage(`--servers: unknown ${unknown.map((n) => `'${n}'`).join(', ')}; known: ${known.join(', ')}`)
   if (servers && servers.includes('nginx') && !nginx) usage('--servers names nginx, which is not installed')
   console.log(machineLine())
-  const cases = withoutWrk(selected)
+  const cases = withoutWrk(withoutCompressed(selected, { casesGiven, tls, workers, servers }))
   if (cases.length === 0) return console.log('nothing to measure')
   const kinds = servers ?? (workers === null
     ? [...KINDS.filter((kind) => !FLOORS.includes(kind) && !OPT_IN.includes(kind)), ...(nginx ? ['nginx'] : []), ...FLOORS]
@@ -193,30 +233,48 @@ async function main () {
     `${rounds} round${rounds > 1 ? 's' : ''}, a fresh server per run, the servers alternating` + (nginx ? '' : '; nginx not installed: skipped'))
   // One column per case and connection count.
   const columns = cases.flatMap((name) => connections.map((count) => ({ name, connections: count, label: connections.length > 1 ? `${name} c${count}` : name })))
-  const runs = rounds * columns.length * kinds.length
   const root = mkdtempSync(join(tmpdir(), 'zcopy-bench-http-'))
   const certificate = tls ? makeCertificate() : null
   try {
     const targets = Object.fromEntries(cases.map((name) => [name, prepareCase(root, name)]))
-    const warmUps = columns.reduce((sum, { name }) => sum + warmUpOf(targets[name], warmUp), 0)
-    console.log(`${runs} runs, about ${Math.ceil((runs * (seconds + 0.5) + rounds * kinds.length * warmUps) / 60)} min\n`)
-    const results = Object.fromEntries(columns.map(({ label }) => [label, Object.fromEntries(kinds.map((kind) => [kind, []]))]))
+    // The servers of each column: the compressed case has its own.
+    const kindsOf = (name) => targets[name].servers === undefined ? kinds : compressedKinds(targets[name])
+    const compressed = cases.find(isCompressedCase)
+    if (compressed !== undefined) {
+      const missing = Object.keys(targets[compressed].servers).filter((kind) => !kindsOf(compressed).includes(kind))
+      console.log(`compressed: a ${targets[compressed].size} B JavaScript bundle, Accept-Encoding: gzip, deflate, br; ` +
+        'zcopy serve (defaults, compress on) on a folder without siblings, the others with .br/.gz built beforehand' +
+        (missing.length ? `; not installed, skipped: ${missing.join(', ')}` : ''))
+    }
+    const runs = rounds * columns.reduce((sum, { name }) => sum + kindsOf(name).length, 0)
+    const warmUps = columns.reduce((sum, { name }) => sum + kindsOf(name).length * warmUpOf(targets[name], warmUp), 0)
+    console.log(`${runs} runs, about ${Math.ceil((runs * (seconds + 0.5) + rounds * warmUps) / 60)} min\n`)
+    const results = Object.fromEntries(columns.map(({ name, label }) => [label, Object.fromEntries(kindsOf(name).map((kind) => [kind, []]))]))
     const labelWidth = Math.max(...columns.map(({ label }) => label.length))
-    const kindWidth = Math.max(...kinds.map((kind) => kind.length))
+    const kindWidth = Math.max(...columns.flatMap(({ name }) => kindsOf(name).map((kind) => kind.length)))
     for (let round = 1; round <= rounds; round++) {
       for (const { name, connections: count, label } of columns) {
-        for (const kind of kinds) {
+        for (const kind of kindsOf(name)) {
           const result = await runOnce(kind, root, targets[name], { seconds, warmUp, workers: threads, connections: count, tls: certificate, unit })
           results[label][kind].push(result)
-          const { rate, cpu, clientCpu, errors } = result
+          const { rate, cpu, clientCpu, errors, body } = result
           console.log(`round ${round}/${rounds}  ${label.padEnd(labelWidth)}  ${kind.padEnd(kindWidth)}  ` +
             `${formatNumber(rate).padStart(8)} ${unit.rate}${cpu ? `  ${formatCpu(cpu)} µs CPU/${unit.per}` : ''}` +
-            `${clientCpu ? `, ${loadTool} ${formatNumber(clientCpu.user + clientCpu.system)}` : ''}${errors ? `  (${errors} errors)` : ''}`)
+            `${clientCpu ? `, ${loadTool} ${formatNumber(clientCpu.user + clientCpu.system)}` : ''}${errors ? `  (${errors} errors)` : ''}` +
+            `${body ? `  [${body.encoding} ${body.bytes} B${targets[name].servers[kind] === 'zcopy-serve' ? `, variant after ${body.readyMs} ms` : ''}]` : ''}`)
         }
       }
     }
-    const zcopys = servers ? kinds.filter((kind) => kind.startsWith('zcopy')) : [workers === null ? ZCOPY : ZCOPY_SERVE]
-    printTables(results, columns.map(({ label }) => label), kinds, rounds, zcopys, unit)
+    const plain = columns.filter(({ name }) => !isCompressedCase(name))
+    if (plain.length > 0) {
+      const zcopys = servers ? kinds.filter((kind) => kind.startsWith('zcopy')) : [workers === null ? ZCOPY : ZCOPY_SERVE]
+      printTables(results, plain.map(({ label }) => label), kinds, rounds, zcopys, unit)
+    }
+    const squeezed = columns.filter(({ name }) => isCompressedCase(name))
+    if (squeezed.length > 0) {
+      console.log('\ncompressed text (zcopy serve compresses once, the others send siblings built beforehand):')
+      printTables(results, squeezed.map(({ label }) => label), kindsOf(compressed), rounds, [ZCOPY_SERVE], unit)
+    }
     if (memory && !servers) await measureMemory(root)
   } finally {
     rmSync(root, { recursive: true, force: true })

@@ -17,6 +17,7 @@ const { OpenFileCache } = require('./file-cache')
 const { httpError } = require('./http-error')
 const { DIRECTORY, locateFile } = require('./locate-file')
 const { normalizeOptions } = require('./options')
+const { onClose } = require('./on-close')
 const { promiseOf } = require('./promise-of')
 const { resolvePath } = require('./resolve-path')
 const { FileServer } = require('./serve-file')
@@ -31,6 +32,9 @@ const defaults = normalizeOptions()
 
 // Compressed variants (`compress`) of sendFile's files: one store per set of
 // compress settings (callers often pass a fresh options object), at most 8.
+// Each removes its folder when it is evicted, when a server it answered for
+// emits 'close' (as the open-file cache closes its descriptors then; the store
+// stays usable), and when the process exits (./compress/cache-dir.js).
 const stores = new Map() // settings' signature → VariantStore
 const MAX_STORES = 8
 
@@ -46,6 +50,10 @@ function storeFor (config) {
     stores.set(config.signature, store)
   }
   return store
+}
+
+function closeStores () {
+  return Promise.all(Array.from(stores.values(), (store) => store.close()))
 }
 
 function optionsOf (options) {
@@ -75,6 +83,10 @@ function sendFile (req, res, file, options) {
   const opts = optionsOf(options)
   if (opts.root === null && !path.isAbsolute(file)) {
     throw invalidArgValue('path', file, 'must be absolute or options.root must be set')
+  }
+  if (opts.variants !== undefined) {
+    const server = req.socket && req.socket.server
+    if (server) onClose(server, closeStores)
   }
   const files = serverFor(opts)
   return promiseOf(() => locateFile(resolvePath(files.root, file, opts.dotfiles), opts, files.lookUp)).then((located) => {

@@ -1,55 +1,124 @@
 'use strict'
 
-// Where compressed variants are made: on threads of their own at the lowest
-// scheduling priority (./worker.js), shared by every store in the process, at
-// most as many as the largest `concurrency` a store asked for (8 at most). They
-// are never on the event loop and never on libuv's thread pool, whose threads
-// the file transfers, fs, dns.lookup and zlib's async API share. Idle threads
-// do not keep the process alive. Where a thread cannot be started (a sandbox
-// that forbids it), zlib's async API on the pool is used instead.
+// Where compressed variants are made, never on the event loop and never on
+// libuv's thread pool (whose threads the file transfers, fs, dns.lookup and
+// zlib's async API share), at most as many at once as the largest
+// `concurrency` a store asked for (8 at most), shared by every store:
+// - on Linux, in compression processes (./process.js): children started in a
+//   session of their own, in an autogroup at nice 19, which read the source
+//   themselves through /proc/PID/fd (compressFile()). A thread of the
+//   server's own, even at the lowest priority, is charged to the server's
+//   autogroup: on a busy machine each time it runs the server's threads wake
+//   later (see ./process.js). On a machine so busy that a job has waited
+//   AGED_MS, the process's group is put back at nice 0 (a fair share, as the
+//   server's own group has) until that job is done, so that variants are
+//   still made;
+// - elsewhere, or where a process cannot start or cannot reach the
+//   descriptor, on threads of the server's own that lower their priority
+//   (./worker.js), which read the source themselves too;
+// - where neither can start (a sandbox that forbids it), zlib's async API on
+//   the pool.
+// Idle ones do not keep the server alive; a process exits with the server.
 
+const { fork } = require('node:child_process')
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const { encode } = require('./encoders')
 
 const MAX_THREADS = 8
 const threads = [] // { worker, busy }
+const processes = [] // { worker: { postMessage, ref, unref }, busy, child, since, aged }
+const AGED_MS = 2000
 let limit = 1
 let nextId = 0
 const pending = new Map() // id → { resolve, reject, thread }
 let unavailable = false
+// ZCOPY_COMPRESS_PROCESS=0: threads only (to compare, or where a child
+// process is not wanted).
+let processesUnavailable = process.platform !== 'linux' || process.env.ZCOPY_COMPRESS_PROCESS === '0'
+
+// Settles the job a thread's or a process's `message` answers.
+function answered (thread, message) {
+  if (message.ready) return
+  const job = pending.get(message.id)
+  if (job === undefined) return
+  pending.delete(message.id)
+  thread.busy = false
+  idle(thread)
+  if (message.error) {
+    const err = new Error(message.error.message)
+    if (message.error.code) err.code = message.error.code
+    job.reject(err)
+  } else {
+    job.resolve(message)
+  }
+}
+
+// `thread` (in `list`) stopped: its job fails.
+function stopped (list, thread, err) {
+  const at = list.indexOf(thread)
+  if (at !== -1) list.splice(at, 1)
+  for (const [id, job] of pending) {
+    if (job.thread !== thread) continue
+    pending.delete(id)
+    job.reject(err || new Error('the compression thread stopped'))
+  }
+}
 
 function startThread () {
   const worker = new Worker(path.join(__dirname, 'worker.js'))
   const thread = { worker, busy: false }
   worker.unref()
-  worker.on('message', (message) => {
-    if (message.ready) return
-    const job = pending.get(message.id)
-    if (job === undefined) return
-    pending.delete(message.id)
-    thread.busy = false
-    idle(thread)
-    if (message.error) {
-      const err = new Error(message.error.message)
-      if (message.error.code) err.code = message.error.code
-      job.reject(err)
-    } else {
-      job.resolve(Buffer.from(message.out))
-    }
-  })
-  const gone = (err) => {
-    const at = threads.indexOf(thread)
-    if (at !== -1) threads.splice(at, 1)
-    for (const [id, job] of pending) {
-      if (job.thread !== thread) continue
-      pending.delete(id)
-      job.reject(err || new Error('the compression thread stopped'))
-    }
-  }
-  worker.on('error', gone)
-  worker.on('exit', () => gone(null))
+  worker.on('message', (message) => answered(thread, message))
+  worker.on('error', (err) => stopped(threads, thread, err))
+  worker.on('exit', () => stopped(threads, thread, null))
   threads.push(thread)
+  return thread
+}
+
+function startProcess () {
+  const child = fork(path.join(__dirname, 'process.js'), [], {
+    detached: true, // a session, so an autogroup, of its own
+    execArgv: [],
+    serialization: 'advanced', // Buffers as they are
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc']
+  })
+  child.unref()
+  child.channel.unref()
+  const thread = {
+    worker: {
+      postMessage: (message) => {
+        thread.since = Date.now()
+        child.send(message)
+        if (thread.timer === null) {
+          thread.timer = setTimeout(() => age(thread), AGED_MS)
+          thread.timer.unref()
+        }
+      },
+      ref: () => child.channel && child.channel.ref(),
+      unref: () => child.channel && child.channel.unref()
+    },
+    busy: false,
+    child,
+    since: 0,
+    aged: false,
+    timer: null
+  }
+  child.on('message', (message) => {
+    answered(thread, message)
+    if (thread.busy) return
+    if (thread.timer !== null) {
+      clearTimeout(thread.timer)
+      thread.timer = null
+    }
+    if (thread.aged) autogroup(thread, 19)
+  })
+  child.on('error', (err) => {
+    processesUnavailable = true // could not start (a sandbox, no processes left)
+    stopped(processes, thread, err)
+  })
+  child.on('exit', () => stopped(processes, thread, new Error('the compression process stopped')))
+  processes.push(thread)
   return thread
 }
 
@@ -70,21 +139,95 @@ function freeThread () {
   }
 }
 
-// → Promise<Buffer> of `bytes` (not used by the caller afterwards: its memory is
-// handed to the thread) compressed into `encoding`. `concurrency`: the caller's
-// bound on jobs at once, which raises the number of threads (up to 8).
-function compress (encoding, bytes, concurrency = 1) {
+// Sets the autogroup nice of `thread`'s process (its own session's group).
+function autogroup (thread, nice) {
+  thread.aged = nice === 0
+  require('node:fs').writeFile(`/proc/${thread.child.pid}/autogroup`, String(nice), () => {})
+}
+
+// A job of `thread`'s has waited AGED_MS: a fair share until it is done.
+function age (thread) {
+  thread.timer = null
+  if (!thread.busy) return
+  if (Date.now() - thread.since >= AGED_MS) {
+    if (!thread.aged) autogroup(thread, 0)
+  } else {
+    thread.timer = setTimeout(() => age(thread), AGED_MS - (Date.now() - thread.since))
+  }
+  if (thread.timer !== null) thread.timer.unref()
+}
+
+function freeProcess () {
+  const free = processes.find((thread) => !thread.busy)
+  if (free !== undefined) return free
+  if (processes.length >= limit) return null
+  try {
+    return startProcess()
+  } catch {
+    processesUnavailable = true
+    return null
+  }
+}
+
+// → a free thread, busy from now on, or null (none can start, or all are busy).
+// `concurrency`: the caller's bound on jobs at once, which raises the number of
+// threads (up to 8).
+function takeThread (concurrency, { processes = false } = {}) {
   limit = Math.min(MAX_THREADS, Math.max(limit, concurrency))
-  const thread = unavailable ? null : freeThread()
-  if (thread === null) return encode(encoding, bytes)
+  const thread = processes ? (processesUnavailable ? null : freeProcess()) : unavailable ? null : freeThread()
+  if (thread === null) return null
   thread.busy = true
   thread.worker.ref() // a job under way keeps the process alive, as a pool job would
+  return thread
+}
+
+function post (thread, message, transfer) {
   const id = ++nextId
-  const copy = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject, thread })
-    thread.worker.postMessage({ id, encoding, bytes: copy }, [copy])
+    thread.worker.postMessage({ id, ...message }, transfer)
   })
 }
 
-module.exports = { compress }
+// → Promise<Buffer> of `bytes` (not used by the caller afterwards: its memory is
+// handed to the thread) compressed into `encoding`.
+function compress (encoding, bytes, concurrency = 1) {
+  const thread = takeThread(concurrency)
+  if (thread === null) return encode(encoding, bytes)
+  // A Buffer of its own ArrayBuffer (any above 4 KiB) is handed over as it is.
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+  const memory = whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)
+  return post(thread, { encoding, bytes: memory }, [memory]).then((message) => Buffer.from(message.out))
+}
+
+// The file open as `fd` (held open by the caller until this settles), `size`
+// bytes, read and compressed into `encoding` by a compression thread: → null
+// at once when no thread is free (read it and use compress()), else a Promise
+// of { out: Buffer, stat: { dev, ino, size, mtimeMs, ctimeMs } (fstat after
+// the read) }, or of null when the file had fewer bytes than `size`.
+function compressFile (encoding, fd, size, concurrency = 1) {
+  const viaProcess = takeThread(concurrency, { processes: true })
+  if (viaProcess !== null) {
+    return post(viaProcess, { encoding, pid: process.pid, fd, size }).then(fileMade, (err) => {
+      // Not reached through /proc (hidepid, another user, no procfs), or the
+      // process stopped: threads from now on.
+      if (err.code === 'EACCES' || err.code === 'ENOENT' || err.code === 'EPERM' || /compression process/.test(err.message)) {
+        processesUnavailable = true
+        const onThread = compressFile(encoding, fd, size, concurrency)
+        if (onThread !== null) return onThread
+      }
+      throw err
+    })
+  }
+  const thread = takeThread(concurrency)
+  if (thread === null) return null
+  return post(thread, { encoding, fd, size }).then(fileMade)
+}
+
+function fileMade (message) {
+  if (message.short) return null
+  const { out } = message // an ArrayBuffer from a thread, a Uint8Array from a process
+  return { out: out instanceof ArrayBuffer ? Buffer.from(out) : Buffer.from(out.buffer, out.byteOffset, out.byteLength), stat: message.stat }
+}
+
+module.exports = { compress, compressFile }

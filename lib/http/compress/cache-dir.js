@@ -9,12 +9,15 @@
 // - each store writes below it in a folder of its own, `v-<pid>-<random>`,
 //   created by mkdir (which fails rather than reuse anything) with mode 0700;
 //   the folders of processes that are gone are removed first (stale entries
-//   from a crash or a kill), and a store removes its own when it closes;
+//   from a crash or a kill), and a store removes its own when it closes, or,
+//   never closed, when the process exits (an 'exit' listener, synchronous:
+//   a process killed by a signal leaves its folder to the next start's sweep);
 // - a variant is written to a new temporary name opened with O_EXCL (wx,
 //   0600), then renamed over its final name: a reader sees the whole file or
 //   nothing, and an error (disk full, read-only) leaves nothing behind.
 
 const crypto = require('node:crypto')
+const fs = require('node:fs')
 const fsp = require('node:fs/promises')
 const os = require('node:os')
 const path = require('node:path')
@@ -65,22 +68,47 @@ async function removeStale (base) {
   return removed
 }
 
+// This process's store folders not removed yet → whether their base goes too
+// once empty; removed synchronously when the process exits.
+const live = new Map()
+let exitListener = false
+
+function removeLiveSync () {
+  for (const [dir, withBase] of live) {
+    try { fs.rmSync(dir, { recursive: true, force: true }) } catch {}
+    if (withBase) try { fs.rmdirSync(path.dirname(dir)) } catch {}
+  }
+  live.clear()
+}
+
+function track (dir, withBase) {
+  live.set(dir, withBase)
+  if (!exitListener) {
+    exitListener = true
+    process.on('exit', removeLiveSync)
+  }
+}
+
 const BASE_RACES = 8 // times the base may vanish under a store being made before that is an error
 
 // → Promise of { dir, base, replaced, stale }: a new private folder for one store.
 // The last store of another process removes the base when it closes, at any
 // point of this (after the mkdir, during the readdir): ENOENT starts again.
-async function makeStoreDir (base, attempt = 1) {
+// `ownsBase`: `base` is zcopy's (the default), removed once empty (a base made
+// in its place, `replaced`, always is). The folder is removed when the process
+// exits unless removeStoreDir() was called first.
+async function makeStoreDir (base, { ownsBase = false } = {}, attempt = 1) {
   try {
     const safe = await safeBase(base)
     const stale = await removeStale(safe.base)
     const dir = path.join(safe.base, `${PREFIX}${process.pid}-${crypto.randomBytes(6).toString('hex')}`)
     await fsp.mkdir(dir, { mode: 0o700 })
+    track(dir, ownsBase || safe.replaced)
     const stat = await fsp.lstat(dir)
     if (!ownerOk(stat, { private: true })) throw new Error(`${dir} is not a private folder of this user`)
     return { dir, base: safe.base, replaced: safe.replaced, stale }
   } catch (err) {
-    if (err.code === 'ENOENT' && attempt < BASE_RACES) return makeStoreDir(base, attempt + 1)
+    if (err.code === 'ENOENT' && attempt < BASE_RACES) return makeStoreDir(base, { ownsBase }, attempt + 1)
     throw err
   }
 }
@@ -88,6 +116,7 @@ async function makeStoreDir (base, attempt = 1) {
 // Removes a store's folder, and (`withBase`) its base when that is then empty
 // (another store still in it keeps it: rmdir fails, quietly). → Promise.
 async function removeStoreDir (dir, withBase) {
+  live.delete(dir)
   await fsp.rm(dir, { recursive: true, force: true }).catch(() => {})
   if (withBase) await fsp.rmdir(path.dirname(dir)).catch(() => {})
 }

@@ -13,10 +13,12 @@
 //   fstat'ed again after the read, and the record must still be current when
 //   the variant is done.
 // - The first request for a file is answered with the file itself; the coding
-//   it prefers is queued, and `concurrency` compressions run at once, on
-//   threads of their own at nice 19 (./background.js: not on the event loop,
-//   not on libuv's pool), so a burst of new files waits in the queue, never in
-//   front of requests, and takes only the CPU the requests leave.
+//   it prefers is queued, and `concurrency` compressions run at once, off the
+//   event loop and off libuv's pool (./background.js: in compression processes
+//   in an autogroup of their own at nice 19 on Linux, else on threads at nice
+//   19), which read the source themselves from the cache's descriptor; so a
+//   burst of new files waits in the queue, never in front of requests, and
+//   takes only the CPU the requests leave.
 // - A variant of up to 64 KiB is kept in memory, within the open-file cache's
 //   `memoryCache` bytes (shared with its small files); a larger one (or one that
 //   does not fit there) is written to the store's own folder (./cache-dir) and
@@ -32,7 +34,7 @@ const path = require('node:path')
 const fsp = require('node:fs/promises')
 const Negotiator = require('negotiator')
 const { makeStoreDir, removeStoreDir, writeAtomically } = require('./cache-dir')
-const { compress } = require('./background')
+const { compress, compressFile } = require('./background')
 const { compressibleByName } = require('./types')
 const { defaultCacheDir } = require('./options')
 const { contentTypeOf } = require('../headers')
@@ -40,7 +42,7 @@ const { etagOf, lastModifiedOf } = require('./variant-headers')
 
 const IN_MEMORY = 64 * 1024 // the largest variant kept in memory (the memory cache's SMALL_FILE)
 const MAX_QUEUED = 1024 // variants waiting to be made; more are asked for again later
-const READ_CHUNK = 1024 * 1024 // a source is read 1 MiB per pool job
+const READ_CHUNK = 1024 * 1024 // a source is read 1 MiB per pool job (where no thread is free)
 const RANKINGS = 256 // Accept-Encoding values whose ranking is kept
 const MIN_SAVING = 0.05 // a variant saving less than 5 % is not kept
 const SUFFIX = { br: '.br', gzip: '.gz', zstd: '.zst' }
@@ -111,6 +113,7 @@ class VariantStore {
     this.dirPath = null
     this.ownBase = false // the folder the store's own is in is zcopy's to remove once empty
     this.closed = false
+    this.closing = null // Promise of the close() under way
     this.counts = { made: 0, served: 0, evicted: 0, failed: 0, bytesSaved: 0, discarded: 0 }
     this.unlisten = cache.onChange((changed) => this.changed(changed))
     this.folder() // at start: the folders of processes that are gone are removed
@@ -129,13 +132,24 @@ class VariantStore {
     const { stat } = located
     if (this.closed || !this.eligible(typePath, stat.size)) return NOT_ELIGIBLE
     let record = this.records.get(located.path)
-    if (record !== undefined && (!sameFile(record.stat, stat) || !sameProof(record.proof, proof))) {
+    if (record !== undefined && !sameFile(record.stat, stat)) {
       this.drop(record)
       record = undefined
     }
     const ranked = this.ranking(req.headers['accept-encoding'])
     const best = ranked[0]
     if (best === undefined || best === 'identity') return IDENTITY_VARYING
+    if (record !== undefined && proof === null) {
+      // The root is idle (the open-file cache closed its descriptor): nothing
+      // proves it is still the directory the variants were made under. The file
+      // itself is sent, opened and proven anew, and want() then keeps the
+      // variants if the reopened root is the same directory (sameProof()).
+      return { variant: null, vary: true, wanted: best }
+    }
+    if (record !== undefined && !sameProof(record.proof, proof)) {
+      this.drop(record)
+      record = undefined
+    }
     // The client's best coding that is ready, unless it prefers identity to it.
     let variant = null
     if (record !== undefined && record.variants.size > 0) {
@@ -178,6 +192,7 @@ class VariantStore {
       this.records.set(entry.path, record)
       this.trimRecords()
     }
+    record.proof = entry.proof // the same directory's, maybe reopened since
     if (record.pending.has(encoding) || record.refused.has(encoding) || record.variants.has(encoding)) return
     if (this.queue.length >= MAX_QUEUED) return
     record.pending.add(encoding)
@@ -210,24 +225,10 @@ class VariantStore {
 
   async make ({ record, entry, encoding }) {
     if (record.dropped || entry.evicted || this.closed) return this.discard()
+    const made = await this.compressSource(entry, record.stat.size, encoding)
+    if (made === null || !sameFile(made.stat, record.stat) || record.dropped || this.closed) return this.discard()
+    const { out } = made
     const size = record.stat.size
-    const source = Buffer.allocUnsafe(size)
-    entry.users++ // its descriptor stays open while it is read
-    let after
-    try {
-      let read = 0
-      while (read < size) {
-        const n = await readAt(entry.fd, source, read, Math.min(size - read, READ_CHUNK))
-        if (n === 0) break
-        read += n
-      }
-      after = read === size ? await fstatOf(entry.fd) : null
-    } finally {
-      this.cache.release(entry)
-    }
-    if (after === null || !sameFile(after, record.stat) || record.dropped) return this.discard()
-    const out = await compress(encoding, source, this.config.concurrency)
-    if (record.dropped || this.closed) return this.discard()
     if (out.length > size * (1 - MIN_SAVING)) {
       record.refused.add(encoding) // not worth it: the file is sent as it is
       return
@@ -254,6 +255,31 @@ class VariantStore {
     this.counts.made++
   }
 
+  // → Promise of { out, stat }: the `size` bytes of `entry`'s file (read from
+  // its descriptor, held open meanwhile) compressed into `encoding`, and its
+  // fstat after the read; null when it had fewer bytes. A compression thread
+  // reads and compresses (./background.js); where none is free, the source is
+  // read here on libuv's pool, 1 MiB per job, and compressed by compress().
+  async compressSource (entry, size, encoding) {
+    entry.users++ // its descriptor stays open while it is read
+    try {
+      const onThread = compressFile(encoding, entry.fd, size, this.config.concurrency)
+      if (onThread !== null) return await onThread
+      const source = Buffer.allocUnsafe(size)
+      let read = 0
+      while (read < size) {
+        const n = await readAt(entry.fd, source, read, Math.min(size - read, READ_CHUNK))
+        if (n === 0) return null
+        read += n
+      }
+      const stat = await fstatOf(entry.fd)
+      if (!sameFile(stat, entry.stat)) return null // changed: not worth compressing
+      return { out: await compress(encoding, source, this.config.concurrency), stat }
+    } finally {
+      this.cache.release(entry)
+    }
+  }
+
   // Writes `variant`'s bytes `out` to the store's folder. → Promise of whether
   // it is there (false: no folder, or the write failed; warned about).
   async toDisk (variant, out) {
@@ -277,9 +303,11 @@ class VariantStore {
   folder () {
     if (this.config.cacheDir === false) return Promise.resolve(false)
     if (this.dir === null) {
-      this.dir = makeStoreDir(this.config.cacheDir).then(({ dir, base }) => {
-        // The default base (per user, in the temp folder), or one mkdtemp made in its place.
-        this.ownBase = base !== this.config.cacheDir || base === defaultCacheDir()
+      // The default base (per user, in the temp folder), or one mkdtemp made in
+      // its place, is removed once empty.
+      const ownsBase = this.config.cacheDir === defaultCacheDir()
+      this.dir = makeStoreDir(this.config.cacheDir, { ownsBase }).then(({ dir, base }) => {
+        this.ownBase = ownsBase || base !== this.config.cacheDir
         this.dirPath = dir
         if (this.closed) removeStoreDir(dir, this.ownBase)
         return dir
@@ -388,8 +416,15 @@ class VariantStore {
     }
   }
 
-  // Drops every variant and removes the store's folder. → Promise.
-  async close () {
+  // Drops every variant and removes the store's folder. → Promise. The store
+  // stays usable (it makes a new folder when it needs one); calls while one
+  // runs share it.
+  close () {
+    if (this.closing === null) this.closing = this.closeNow().finally(() => { this.closing = null })
+    return this.closing
+  }
+
+  async closeNow () {
     this.closed = true
     this.unlisten()
     for (const record of Array.from(this.records.values())) this.drop(record)
