@@ -71,7 +71,7 @@ module.exports = [
     // Not source: dependencies, the addon's build output, shipped binaries, benchmark output.
     ignores: ['build/', 'prebuilds/', 'bench/out/', 'coverage/']
   },
-  ...neostandard({ ts: true }),
+  ...neostandard({ ts: true, filesTs: ['**/*.mts', '**/*.cts'] }),
   {
     plugins: { zcopy: { rules: { 'err-name': errName } } },
     rules: {
