@@ -80,15 +80,15 @@ function medianByThroughput (rows) {
 
 // The slowest and fastest rounds' throughput.
 function spreadOf (rows) {
-  const throughputs = rows.map(row => row.throughput)
+  const throughputs = rows.map((row) => row.throughput)
   return { min: Math.min(...throughputs), max: Math.max(...throughputs) }
 }
 
 // --variant NAME:VAR=VALUE,... → Map NAME → { VAR: VALUE }
 function parseVariants (specs) {
-  return new Map(specs.map(spec => {
+  return new Map(specs.map((spec) => {
     const [name, assignments = ''] = spec.split(/:(.*)/s)
-    const env = Object.fromEntries(assignments.split(',').filter(Boolean).map(pair => pair.split(/=(.*)/s).slice(0, 2)))
+    const env = Object.fromEntries(assignments.split(',').filter(Boolean).map((pair) => pair.split(/=(.*)/s).slice(0, 2)))
     return [name, env]
   }))
 }
@@ -109,7 +109,7 @@ async function withEnv (env, fn) {
 }
 
 function checkTargets (rows) {
-  const find = method => rows.find(row => row.method === method)
+  const find = (method) => rows.find((row) => row.method === method)
   return TARGETS.map(({ text, baseline, check, min, max }) => {
     if (!find(baseline) || !find('zcopy')) return { target: text, value: null, met: null }
     const value = check(find('zcopy'), find(baseline))
@@ -124,8 +124,8 @@ async function main () {
   const temp = createTempDir('zcopy-engine-bench-')
   const compiled = compileSendfileLoop()
   const variants = parseVariants(options.variant)
-  const methods = [...options.methods.split(',').filter(m => m !== 'c' || compiled.binary), ...variants.keys()]
-  const rounds = Object.fromEntries(methods.map(method => [method, []]))
+  const methods = [...options.methods.split(',').filter((m) => m !== 'c' || compiled.binary), ...variants.keys()]
+  const rounds = Object.fromEntries(methods.map((method) => [method, []]))
   try {
     const file = path.join(temp.dir, 'source')
     writeFileOfSize(file, options.size)
@@ -146,7 +146,7 @@ async function main () {
   } finally {
     temp.remove()
   }
-  const rows = Object.values(rounds).map(all => ({ ...medianByThroughput(all), spread: spreadOf(all) }))
+  const rows = Object.values(rounds).map((all) => ({ ...medianByThroughput(all), spread: spreadOf(all) }))
   const results = addRatios(addRatios(rows), { key: 'ratioToC', baseline: 'c' })
   const targets = checkTargets(results)
   const report = { machine, results, targets, ...(compiled.skipped && { skipped: { c: compiled.skipped } }) }
@@ -155,7 +155,7 @@ async function main () {
     ...COLUMNS.slice(0, 4),
     { header: 'MB/s min–max', cell: ({ spread }) => `${formatMBps(spread.min)}–${formatMBps(spread.max)}`, right: true },
     ...COLUMNS.slice(4),
-    { header: 'vs C loop', cell: row => formatRatio(row.ratioToC), right: true }
+    { header: 'vs C loop', cell: (row) => formatRatio(row.ratioToC), right: true }
   ]
   process.stdout.write((options.markdown ? renderMarkdown : renderTable)(report, columns))
   if (compiled.skipped) process.stdout.write(`\nC sendfile loop skipped: ${compiled.skipped}\n`)
@@ -163,7 +163,7 @@ async function main () {
     `${met === null ? '-' : met ? '✓' : '✗'} ${target}: ${value === null ? 'not measured' : value.toFixed(3)}`).join('\n') + '\n')
 }
 
-main().catch(error => {
-  process.stderr.write(`bench/engine.js: ${error.message}\n`)
-  process.exitCode = error.name === 'UsageError' ? 2 : 1
+main().catch((err) => {
+  process.stderr.write(`bench/engine.js: ${err.message}\n`)
+  process.exitCode = err.name === 'UsageError' ? 2 : 1
 })

@@ -50,10 +50,10 @@ async function main (args) {
     .alias('h', 'help')
     .epilog("A command's options: zcopy help <command> (or zcopy <command> --help).")
     .wrap(helpWidth())
-    .fail((message, error) => {
+    .fail((message, err) => {
       const suggestion = message && /^Did you mean (\S+)\?$/.exec(message)
       if (suggestion) message = `unknown command '${args[0]}': did you mean ${suggestion[1]}?`
-      throw message ? new UsageError(message) : error
+      throw message ? new UsageError(message) : err
     })
     .parseAsync()
 }
@@ -61,7 +61,7 @@ async function main (args) {
 // Bad input (yargs validation or a UsageError) exits 2, anything else 1;
 // either way one line on stderr, never a stack trace.
 const args = hideBin(process.argv)
-main(args).catch(error => {
-  process.stderr.write(failureLine(error, args) + '\n')
-  process.exitCode = error instanceof UsageError ? 2 : 1
+main(args).catch((err) => {
+  process.stderr.write(failureLine(err, args) + '\n')
+  process.exitCode = err instanceof UsageError ? 2 : 1
 })

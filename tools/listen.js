@@ -14,9 +14,9 @@ const REASONS = {
 // with a UsageError.
 function listen (server, port, host) {
   return new Promise((resolve, reject) => {
-    const onError = error => {
-      const reason = REASONS[error.code]
-      reject(reason ? new UsageError(reason({ port, host })) : error)
+    const onError = (err) => {
+      const reason = REASONS[err.code]
+      reject(reason ? new UsageError(reason({ port, host })) : err)
     }
     server.once('error', onError)
     server.listen(port, host, () => {

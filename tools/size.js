@@ -40,12 +40,12 @@ function parseSize (text) {
 // A bad list names the flag it came from (`--sizes: invalid size '-5KiB' ...`).
 function parseSizeList (text, flag = 'sizes') {
   try {
-    const items = String(text).split(',').map(item => item.trim())
-    if (items.some(item => item === '')) throw new UsageError(`invalid size list '${text}'`)
-    return [...new Set(items.map(item => parseSize(item)))]
-  } catch (error) {
-    if (error instanceof UsageError) error.message = `--${flag}: ${error.message}`
-    throw error
+    const items = String(text).split(',').map((item) => item.trim())
+    if (items.some((item) => item === '')) throw new UsageError(`invalid size list '${text}'`)
+    return [...new Set(items.map((item) => parseSize(item)))]
+  } catch (err) {
+    if (err instanceof UsageError) err.message = `--${flag}: ${err.message}`
+    throw err
   }
 }
 

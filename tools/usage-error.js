@@ -13,9 +13,9 @@ const COMMANDS = ['bench', 'serve', 'doctor']
 
 // The one line a failure prints: a usage error names the help that lists the
 // flags, the subcommand's when one was typed (`zcopy serve --help`).
-function failureLine (error, args = []) {
-  const message = String(error.message).replace(/\s*\n\s*/g, ' ')
-  if (!(error instanceof UsageError) && !error.usage) return `zcopy: ${message}`
+function failureLine (err, args = []) {
+  const message = String(err.message).replace(/\s*\n\s*/g, ' ')
+  if (!(err instanceof UsageError) && !err.usage) return `zcopy: ${message}`
   const command = args.find((arg) => COMMANDS.includes(arg))
   return `zcopy: ${message} (see 'zcopy${command ? ` ${command}` : ''} --help')`
 }

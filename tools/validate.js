@@ -11,7 +11,7 @@ function requireValue (name, value) {
 }
 
 function positiveNumber (name) {
-  return value => {
+  return (value) => {
     requireValue(name, value)
     const number = Number(value)
     if (!Number.isFinite(number) || number <= 0) {
@@ -22,7 +22,7 @@ function positiveNumber (name) {
 }
 
 function integerInRange (name, min, max) {
-  return value => {
+  return (value) => {
     requireValue(name, value)
     const number = Number(value)
     if (!Number.isInteger(number) || number < min || number > max) {
@@ -34,21 +34,21 @@ function integerInRange (name, min, max) {
 
 // A comma-separated list of allowed words; 'all' selects every one of them.
 function choiceList (name, choices) {
-  return value => {
-    const items = String(value).split(',').map(item => item.trim())
+  return (value) => {
+    const items = String(value).split(',').map((item) => item.trim())
     if (items.includes('all')) return [...choices]
     for (const item of items) {
       if (!choices.includes(item)) {
         throw new UsageError(`unknown --${name} '${item}' (expected ${choices.join(', ')} or all)`)
       }
     }
-    return choices.filter(choice => items.includes(choice))
+    return choices.filter((choice) => items.includes(choice))
   }
 }
 
 // One of the allowed words.
 function choice (name, choices) {
-  return value => {
+  return (value) => {
     const item = String(value).trim()
     if (!choices.includes(item)) throw new UsageError(`unknown --${name} '${item}' (expected ${choices.join(', ')})`)
     return item

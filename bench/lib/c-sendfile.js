@@ -17,9 +17,9 @@ function compileSendfileLoop () {
   try {
     execFileSync('cc', ['-O2', '-Wall', '-Werror', '-o', building, SOURCE], { stdio: ['ignore', 'ignore', 'pipe'] })
     fs.renameSync(building, binary)
-  } catch (error) {
+  } catch (err) {
     fs.rmSync(building, { force: true })
-    const reason = error.code === 'ENOENT' ? 'no C compiler (cc) on PATH' : `cc failed: ${String(error.stderr).trim()}`
+    const reason = err.code === 'ENOENT' ? 'no C compiler (cc) on PATH' : `cc failed: ${String(err.stderr).trim()}`
     return { skipped: reason }
   }
   return { binary }
@@ -33,26 +33,26 @@ function cSendfileSender (binary) {
   return {
     async open ({ file, sockets }) {
       const { size } = fs.statSync(file)
-      const loops = sockets.map(socket => {
+      const loops = sockets.map((socket) => {
         const child = spawn(binary, [file], { stdio: ['pipe', 'pipe', 'inherit', socket] })
         socket.resume() // spawn() pauses a socket it shares; the sink's acks still arrive here
         const replies = []
-        child.stdout.on('data', chunk => {
+        child.stdout.on('data', (chunk) => {
           for (let i = 0; i < chunk.length; i++) replies.shift().resolve(size)
         })
-        child.on('exit', code => {
+        child.on('exit', (code) => {
           for (const { reject } of replies.splice(0)) reject(new Error(`sendfile-loop exited with code ${code}`))
         })
         return { child, replies }
       })
       return {
         probe: processProbe(loops[0].child.pid),
-        send: slot => new Promise((resolve, reject) => {
+        send: (slot) => new Promise((resolve, reject) => {
           const { child, replies } = loops[slot]
           replies.push({ resolve, reject })
           child.stdin.write('g')
         }),
-        close: () => Promise.all(loops.map(({ child }) => new Promise(resolve => {
+        close: () => Promise.all(loops.map(({ child }) => new Promise((resolve) => {
           if (child.exitCode !== null) return resolve()
           child.once('exit', resolve)
           child.stdin.end()

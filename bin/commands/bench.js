@@ -35,7 +35,7 @@ const EXAMPLES = [
 exports.command = 'bench'
 exports.describe = 'Compare zcopy with fs.createReadStream().pipe() on temporary files'
 
-exports.builder = yargs => yargs
+exports.builder = (yargs) => yargs
   .options({
     mode: {
       describe: `What to copy to: ${MODE_NAMES.join(', ')} or all (comma-separated)`,
@@ -104,14 +104,14 @@ function checkSvgTarget (file) {
   }
   try {
     fs.accessSync(stats ? target : dir, fs.constants.W_OK)
-  } catch (error) {
-    throw new UsageError(`cannot write --svg ${file}: ${error.code === 'EACCES' || error.code === 'EROFS' ? 'permission denied' : error.code}`)
+  } catch (err) {
+    throw new UsageError(`cannot write --svg ${file}: ${err.code === 'EACCES' || err.code === 'EROFS' ? 'permission denied' : err.code}`)
   }
 }
 
 function progressPrinter (stream, rounds) {
   if (!stream.isTTY) return { update () {}, done () {} }
-  const roundOf = round => rounds > 1 ? ` (round ${round + 1}/${rounds})` : ''
+  const roundOf = (round) => rounds > 1 ? ` (round ${round + 1}/${rounds})` : ''
   return {
     update: ({ index, total, mode, size, method, round }) =>
       stream.write(`\r\x1b[K[${index + 1}/${total}] ${mode} ${formatSize(size)} ${method}${roundOf(round)}…`),
@@ -121,14 +121,14 @@ function progressPrinter (stream, rounds) {
 
 // --baseline names a method every selected mode measures.
 function checkBaseline (baseline, modes) {
-  const without = modes.filter(mode => !methodsOf(mode).includes(baseline))
+  const without = modes.filter((mode) => !methodsOf(mode).includes(baseline))
   if (without.length > 0) {
     throw new UsageError(`--baseline ${baseline} is not measured in --mode ${without.join(', ')} ` +
-      `(${without.map(mode => `${mode}: ${methodsOf(mode).join(', ')}`).join('; ')})`)
+      `(${without.map((mode) => `${mode}: ${methodsOf(mode).join(', ')}`).join('; ')})`)
   }
 }
 
-exports.handler = async argv => {
+exports.handler = async (argv) => {
   checkBaseline(argv.baseline, argv.mode)
   if (argv.svg !== undefined) checkSvgTarget(argv.svg)
   const zcopy = loadZcopy()

@@ -13,7 +13,7 @@ const EXAMPLES = [
 exports.command = 'doctor'
 exports.describe = 'Check whether zero-copy works here, and if not, why and how to fix it'
 
-exports.builder = yargs => yargs
+exports.builder = (yargs) => yargs
   .options({
     json: { describe: 'Print the whole report as one JSON object on stdout', type: 'boolean' }
   })
@@ -23,7 +23,7 @@ Reports Node and N-API, platform, C library, kernel, where the native addon was 
 (or why it was not), the kernel features zcopy relies on, the thread-pool size, and a 1-second self-test \
 through a loopback TCP connection. Exit code 0 when zero-copy works, 1 when zcopy falls back to streams.`)
 
-exports.handler = async argv => {
+exports.handler = async (argv) => {
   const zcopy = loadZcopy()
   const report = await diagnose(zcopy)
   process.stdout.write(argv.json ? JSON.stringify(report, null, 2) + '\n' : renderReport(report))

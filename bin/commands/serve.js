@@ -17,7 +17,7 @@ const { renderExamples } = require('../lib/help-layout')
 exports.command = 'serve [dir]'
 exports.describe = 'Serve a folder over HTTP with zcopy (serveStatic)'
 
-exports.builder = yargs => {
+exports.builder = (yargs) => {
   yargs
     .positional('dir', { describe: 'The folder to serve', type: 'string', default: '.' })
     .options(options)
@@ -58,13 +58,13 @@ function warnIfBroad (root) {
   process.stderr.write(`zcopy: warning: serving ${root}, ${what}${running}: every readable file below it can be downloaded\n`)
 }
 
-exports.handler = async argv => {
+exports.handler = async (argv) => {
   const root = path.resolve(argv.dir)
   checkFolder(root)
   const config = resolveOptions(argv)
   if (!isWorker()) warnIfBroad(root)
   const zcopy = loadZcopy()
-  const write = line => process.stdout.write(line + '\n')
+  const write = (line) => process.stdout.write(line + '\n')
   const say = createSay(config, write)
   const context = { zcopy, root, config, write, say }
   if (isWorker()) return runWorker(context)

@@ -105,12 +105,12 @@ async function zcopyFastify (fastify, givenOptions) {
   const routeOptions = {
     ...pick(opts, ['constraints', 'logLevel']),
     schema: { hide: opts.schemaHide === undefined ? true : opts.schemaHide },
-    errorHandler (error, request, reply) {
-      if (error && error.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+    errorHandler (err, request, reply) {
+      if (err && err.code === 'ERR_STREAM_PREMATURE_CLOSE') {
         request.raw.destroy()
         return
       }
-      return fastify.errorHandler(error, request, reply)
+      return fastify.errorHandler(err, request, reply)
     }
   }
 

@@ -135,7 +135,7 @@ function serve (root, givenOptions) {
     await next()
     if (!servesMethod(ctx)) return
     // Answered downstream: a body, or a status other than Koa's preset 404.
-    if (ctx.body != null || ctx.status !== 404) return // eslint-disable-line eqeqeq
+    if (ctx.body != null || ctx.status !== 404) return
     await respond(ctx)
   }
 

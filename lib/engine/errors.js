@@ -15,9 +15,9 @@ function describe (value) {
   return `type ${typeof value} (${shown})`
 }
 
-function withCode (error, code) {
-  error.code = code
-  return error
+function withCode (err, code) {
+  err.code = code
+  return err
 }
 
 function invalidArgType (name, expected, actual) {

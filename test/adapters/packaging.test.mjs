@@ -122,7 +122,7 @@ it('the declarations type both entry points under "module": "commonjs" (node10 r
       "import serve = require('zcopy/koa')",
       "import zcopyFastify = require('zcopy/fastify')",
       "const middleware: serve.Middleware = serve('/srv/www', { defer: true })",
-      "const available: boolean = zcopy.zeroCopyAvailable",
+      'const available: boolean = zcopy.zeroCopyAvailable',
       'export { middleware, available, zcopyFastify }',
       ''
     ].join('\n'))

@@ -40,7 +40,7 @@ test('cpuTime reads a process\'s user and system seconds', async () => {
 })
 
 test('cpuTime adds the live children of the process (nginx\'s workers)', async () => {
-  const child = await burningChild()
+  await burningChild()
   const own = process.cpuUsage().user / 1e6
   const withChildren = cpuTime(process.pid).user
   expect(withChildren - own).toBeGreaterThanOrEqual(BURN_MS / 1000 - 0.05)

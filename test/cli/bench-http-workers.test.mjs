@@ -14,7 +14,6 @@ let tmpdir
 beforeEach(() => { tmpdir = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-bench-workers-')) })
 afterEach(() => fs.rmSync(tmpdir, { recursive: true, force: true }))
 
-
 test('--workers 2: zcopy serve, sirv and nginx side by side, a table with ratios; nothing left behind', async () => {
   const cli = startCli(['--workers', '2', '--cases', '4k', '--seconds', '1', '--rounds', '1'], { cli: RUN, env: { TMPDIR: tmpdir } })
   const { code, stdout, stderr } = await cli.output()

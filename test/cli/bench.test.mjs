@@ -32,7 +32,7 @@ describe('zcopy bench --json', () => {
     expect(Number.isNaN(Date.parse(machine.date))).toBe(false)
 
     const expected = Object.entries(METHODS).flatMap(([mode, methods]) =>
-      sizes.flatMap(size => methods.map(method => ({ mode, size, method }))))
+      sizes.flatMap((size) => methods.map((method) => ({ mode, size, method }))))
     expect(results.map(({ mode, size, method }) => ({ mode, size, method }))).toEqual(expected)
 
     for (const row of results) {
@@ -55,7 +55,7 @@ describe('zcopy bench --json', () => {
     expect(code).toBe(0)
     const { machine, results } = JSON.parse(stdout)
     expect(machine.zeroCopy).toBe(false)
-    expect(results.map(row => [row.method, row.bytesMoved])).toEqual([['zcopy', 2048], ['stream', 2048]])
+    expect(results.map((row) => [row.method, row.bytesMoved])).toEqual([['zcopy', 2048], ['stream', 2048]])
   })
 })
 
@@ -66,7 +66,7 @@ describe('zcopy bench --rounds and --baseline', () => {
     expect(code).toBe(0)
     const report = JSON.parse(stdout)
     expect(report).toMatchObject({ rounds: 3, baseline: 'copyFile' })
-    expect(report.results.map(row => row.method)).toEqual(['zcopy', 'stream', 'copyFile'])
+    expect(report.results.map((row) => row.method)).toEqual(['zcopy', 'stream', 'copyFile'])
     for (const row of report.results) {
       expect(row).toMatchObject({ mode: 'file', size: 2048, rounds: 3, operations: 2, bytesMoved: 4096 })
       const { throughputRange: t, ratioRange: r } = row
@@ -86,8 +86,8 @@ describe('zcopy bench --rounds and --baseline', () => {
     expect(lines[0]).toMatch(/ · median of 2 alternating rounds \(min–max\)$/)
     expect(lines[2]).toMatch(/\| MB\/s \|.*\| vs copyFile \|$/)
     // A figure whose rounds differ carries their min–max; the baseline's ratio is 1× alone.
-    const cells = lines.slice(4).map(line => line.split(' | '))
-    expect(cells.map(row => row[2])).toEqual(['zcopy', 'stream', 'copyFile'])
+    const cells = lines.slice(4).map((line) => line.split(' | '))
+    expect(cells.map((row) => row[2])).toEqual(['zcopy', 'stream', 'copyFile'])
     for (const row of cells) expect(row[3]).toMatch(/^[\d.,]+( \([\d.,]+–[\d.,]+\))?$/)
     expect(cells[2].at(-1)).toBe('1× |')
 
@@ -105,11 +105,11 @@ describe('zcopy bench output formats', () => {
     expect(stderr).toBe('')
     const lines = stdout.trimEnd().split('\n')
     expect(lines[0]).toContain(`Node ${process.version}`) // the machine, on one or two lines
-    const header = lines.findIndex(line => line.startsWith('mode'))
+    const header = lines.findIndex((line) => line.startsWith('mode'))
     expect(header === 2 || header === 3).toBe(true)
     expect(lines[header]).toMatch(/^mode\s+size\s+method\s+MB\/s\s+p50 ms\s+p99 ms\s+main ms\/GiB\s+vs stream$/)
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(80) // an 80-column terminal
-    expect(lines.slice(header + 1).map(line => /^(\S+)\s+(\d+ \S+)\s+(\S+)/.exec(line).slice(1).join(' '))).toEqual([
+    expect(lines.slice(header + 1).map((line) => /^(\S+)\s+(\d+ \S+)\s+(\S+)/.exec(line).slice(1).join(' '))).toEqual([
       'file 2 KiB zcopy', 'file 2 KiB stream', 'file 2 KiB copyFile'
     ])
     expect(lines[header + 2]).toMatch(/ 1×$/)
@@ -123,22 +123,31 @@ describe('zcopy bench output formats', () => {
     const { NARROW } = require('../../tools/render/columns')
     const machine = { date: new Date().toISOString(), os: 'Linux 6.18.44-fc-v669', arch: 'x64', cpus: 2, cpuModel: 'AMD EPYC', node: process.version, zcopy: '0.1.0', zeroCopy: true }
     const row = (mode, method, ratio) => ({
-      mode, size: 512 * 1024, method, throughput: 12_345e6, throughputRange: { min: 1_234e6, max: 12_345e6 },
-      opsPerSec: 1, p50: 0.0123, p99: 12_345, cpuPerGiB: { user: 1, system: 1, mainThread: 1_234_567 }, peakRss: 1,
-      ratio, ratioRange: ratio === 1 ? { min: 1, max: 1 } : { min: 0.123, max: 0.456 }
+      mode,
+      size: 512 * 1024,
+      method,
+      throughput: 12_345e6,
+      throughputRange: { min: 1_234e6, max: 12_345e6 },
+      opsPerSec: 1,
+      p50: 0.0123,
+      p99: 12_345,
+      cpuPerGiB: { user: 1, system: 1, mainThread: 1_234_567 },
+      peakRss: 1,
+      ratio,
+      ratioRange: ratio === 1 ? { min: 1, max: 1 } : { min: 0.123, max: 0.456 }
     })
     const report = { machine, rounds: 5, baseline: 'copyFile', results: [row('socket', 'zcopy', 0.234), row('socket', 'copyFile', 1)] }
     const lines = renderTable(report, NARROW, { fit: true }).trimEnd().split('\n')
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(80)
     expect(lines.at(-2)).toBe('socket 512 KiB zcopy    12,300 0.0123 12,300   1,230,000 0.234× (0.123–0.456)')
     // Without the fit the same figures take more than 80 (so the fit is what holds them).
-    expect(Math.max(...renderTable(report, NARROW).split('\n').map(line => line.length))).toBeGreaterThan(80)
+    expect(Math.max(...renderTable(report, NARROW).split('\n').map((line) => line.length))).toBeGreaterThan(80)
   })
 
   test('--wide: every column in the terminal table', async () => {
     const { code, stdout } = await bench(['--mode', 'file', '--sizes', '2KiB', '--iterations', '2', '--wide'])
     expect(code).toBe(0)
-    expect(stdout.split('\n').find(line => line.startsWith('mode'))).toMatch(/^mode\s+size\s+method\s+MB\/s\s+ops\/s\s+p50 ms\s+p99 ms\s+CPU user ms\/GiB\s+CPU sys ms\/GiB\s+main thread ms\/GiB\s+peak RSS MiB\s+vs stream$/)
+    expect(stdout.split('\n').find((line) => line.startsWith('mode'))).toMatch(/^mode\s+size\s+method\s+MB\/s\s+ops\/s\s+p50 ms\s+p99 ms\s+CPU user ms\/GiB\s+CPU sys ms\/GiB\s+main thread ms\/GiB\s+peak RSS MiB\s+vs stream$/)
   })
 
   // script(1) runs the CLI on a pseudo-terminal, so that stderr is a TTY.
@@ -166,7 +175,7 @@ describe('zcopy bench output formats', () => {
     expect(lines[0]).toMatch(new RegExp(` · zcopy [^ ]+ \\(commit ${head}(-dirty)?\\) · `))
     expect(lines[2]).toMatch(/^\| mode \| size \| method \| MB\/s \|.*\| vs stream \|$/)
     expect(lines[3]).toMatch(/^\| --- \| ---: \| --- \| ---: \|/)
-    expect(lines.slice(4).map(line => line.split(' | ').slice(0, 3).join(' '))).toEqual(['| socket 8 KiB zcopy', '| socket 8 KiB stream'])
+    expect(lines.slice(4).map((line) => line.split(' | ').slice(0, 3).join(' '))).toEqual(['| socket 8 KiB zcopy', '| socket 8 KiB stream'])
 
     const chart = fs.readFileSync(svg, 'utf8')
     expect(chart).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
@@ -182,7 +191,7 @@ describe('zcopy bench cleanup', () => {
   test('Ctrl-C removes the temporary files', async () => {
     const cli = startCli(['bench', '--mode', 'file', '--sizes', '1MiB', '--duration', '600'], { env: { TMPDIR: tmpdir } })
     // Wait until the benchmark is running on its temporary file.
-    await new Promise(resolve => {
+    await new Promise((resolve) => {
       const poll = setInterval(() => {
         const dirs = leftovers()
         if (dirs.length > 0 && fs.readdirSync(path.join(tmpdir, dirs[0])).length > 0) {

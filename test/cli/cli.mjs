@@ -17,8 +17,8 @@ export function startCli (args, { env = {}, cli = CLI } = {}) {
   })
   let stdout = ''
   let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', chunk => { stdout += chunk })
-  child.stderr.setEncoding('utf8').on('data', chunk => { stderr += chunk })
+  child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
   const exited = once(child, 'exit')
   return {
     child,
@@ -48,7 +48,7 @@ export async function groupGone (cli, ms = 10_000) {
   const deadline = Date.now() + ms
   while (groupAlive(cli.child.pid)) {
     if (Date.now() > deadline) return false
-    await new Promise(resolve => setTimeout(resolve, 20))
+    await new Promise((resolve) => setTimeout(resolve, 20))
   }
   return true
 }

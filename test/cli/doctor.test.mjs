@@ -138,7 +138,7 @@ describe('zcopy doctor --json', () => {
 })
 
 describe('zcopy doctor (the report)', () => {
-  const lines = run => run.stdout.trimEnd().split('\n')
+  const lines = (run) => run.stdout.trimEnd().split('\n')
 
   it('with the addon: one aligned line per subject, ✓ for each feature, "zero-copy works"', () => {
     const { code, stdout, stderr } = runs.nativeText

@@ -25,7 +25,7 @@ beforeAll(async () => {
   ])
 })
 afterAll(async () => {
-  await Promise.all([plain, tuned].filter(Boolean).map(server => server.stop()))
+  await Promise.all([plain, tuned].filter(Boolean).map((server) => server.stop()))
   fs.rmSync(root, { recursive: true, force: true })
 })
 

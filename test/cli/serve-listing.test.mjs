@@ -26,7 +26,7 @@ beforeAll(async () => {
   [listing, off] = await Promise.all([startServe(root, ['--listing']), startServe(root, [])])
 })
 afterAll(async () => {
-  await Promise.all([listing, off].filter(Boolean).map(server => server.stop()))
+  await Promise.all([listing, off].filter(Boolean).map((server) => server.stop()))
   fs.rmSync(root, { recursive: true, force: true })
   fs.rmSync(outside, { recursive: true, force: true })
 })
@@ -57,7 +57,7 @@ describe('zcopy serve --listing', () => {
     expect(where).toBe('/sub/')
     expect(entries).toEqual([{ name: 'inner.txt', type: 'file', size: 5, mtime: expect.any(String) }])
     const top = await (await fetch(listing.url, { headers: { accept: 'application/json' } })).json()
-    expect(top.entries.map(entry => entry.name)).toEqual(['site', 'sub', '<script>.txt', 'a & b.txt', 'inside-link.txt'])
+    expect(top.entries.map((entry) => entry.name)).toEqual(['site', 'sub', '<script>.txt', 'a & b.txt', 'inside-link.txt'])
   })
 
   test('an index.html wins; refused folders are not listed; off by default', async () => {
@@ -97,8 +97,8 @@ describe('zcopy serve --listing of a huge folder (issue 22.3)', () => {
       if (attempt > 0) fs.utimesSync(path.join(big, 'huge'), new Date(), new Date(Date.now() - attempt * 1000))
       listed = null
       const listing = fetch(new URL('huge/', server.url), { headers: { accept: 'application/json' } })
-        .then(async response => { listed = await response.json() })
-      await new Promise(resolve => setTimeout(resolve, 10)) // the listing's request first
+        .then(async (response) => { listed = await response.json() })
+      await new Promise((resolve) => setTimeout(resolve, 10)) // the listing's request first
       expect(await (await fetch(new URL('small.txt', server.url))).text()).toBe('small')
       answeredFirst = listed === null // still being built
       await listing

@@ -12,7 +12,7 @@ async function freePort () {
   const server = net.createServer().listen(0, '127.0.0.1')
   await once(server, 'listening')
   const { port } = server.address()
-  await new Promise(resolve => server.close(resolve))
+  await new Promise((resolve) => server.close(resolve))
   return port
 }
 
@@ -45,7 +45,7 @@ describe('zcopy serve: where it listens', () => {
     expect(await (await fetch(`http://127.0.0.1:${port}/hello.txt`)).text()).toBe('hello\n')
     const { code, stdout } = await server.stop()
     expect(code).toBe(0)
-    for (const line of stdout.split('\n').filter(line => line.includes('on your network'))) {
+    for (const line of stdout.split('\n').filter((line) => line.includes('on your network'))) {
       expect(line).toMatch(new RegExp(`^  on your network: http://[\\d.]+:${port}/$`))
     }
   })
@@ -89,7 +89,7 @@ describe('zcopy serve: where it listens', () => {
     const deadline = Date.now() + 5000
     while (!fs.existsSync(marker) || fs.readFileSync(marker, 'utf8') === '') {
       if (Date.now() > deadline) throw new Error('the opener never ran')
-      await new Promise(resolve => setTimeout(resolve, 20))
+      await new Promise((resolve) => setTimeout(resolve, 20))
     }
     expect(fs.readFileSync(marker, 'utf8').trim()).toBe(server.url)
     expect((await server.stop()).code).toBe(0)

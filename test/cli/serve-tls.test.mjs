@@ -27,9 +27,9 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 
 function httpsGet (url) {
   return new Promise((resolve, reject) => {
-    https.get(url, { ca, agent: false }, res => {
+    https.get(url, { ca, agent: false }, (res) => {
       const chunks = []
-      res.on('data', chunk => chunks.push(chunk))
+      res.on('data', (chunk) => chunks.push(chunk))
       res.on('end', () => resolve({ status: res.statusCode, version: res.httpVersion, body: Buffer.concat(chunks) }))
     }).on('error', reject)
   })
@@ -42,8 +42,8 @@ function h2Get (origin, path) {
     const stream = session.request({ ':path': path })
     const chunks = []
     let headers
-    stream.on('response', h => { headers = h })
-    stream.on('data', chunk => chunks.push(chunk))
+    stream.on('response', (h) => { headers = h })
+    stream.on('data', (chunk) => chunks.push(chunk))
     stream.on('end', () => {
       session.close()
       resolve({ status: headers[':status'], body: Buffer.concat(chunks) })
@@ -111,8 +111,8 @@ describe('zcopy serve over TLS', () => {
       const pem = fixtureKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: PASSPHRASE })
       try {
         crypto.createPrivateKey({ key: pem, passphrase: 'not it' })
-      } catch (error) {
-        if (!/decrypt/i.test(error.message)) unlucky = pem
+      } catch (err) {
+        if (!/decrypt/i.test(err.message)) unlucky = pem
       }
     }
     expect(unlucky).toBeDefined()

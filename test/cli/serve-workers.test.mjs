@@ -11,7 +11,7 @@ import { makeRoot, startServe } from './serve-helpers.mjs'
 const root = makeRoot({ 'hello.txt': 'hello\n' })
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 
-const alive = pid => {
+const alive = (pid) => {
   try {
     process.kill(pid, 0)
     return true
@@ -23,9 +23,9 @@ const alive = pid => {
 // One GET on a connection of its own (no pool that may hold one from before).
 function getOnNewConnection (url) {
   return new Promise((resolve, reject) => {
-    http.get(url, { agent: false, timeout: 3000 }, res => {
+    http.get(url, { agent: false, timeout: 3000 }, (res) => {
       let body = ''
-      res.setEncoding('utf8').on('data', chunk => { body += chunk }).on('end', () => resolve(body))
+      res.setEncoding('utf8').on('data', (chunk) => { body += chunk }).on('end', () => resolve(body))
     }).on('timeout', function () { this.destroy(new Error('no answer in 3 s')) }).on('error', reject)
   })
 }
@@ -52,7 +52,7 @@ describe('zcopy serve --workers', () => {
     expect(stdout).toMatch(/stopping/)
     expect(alive(pids[1])).toBe(false)
     expect(alive(Number(replacement))).toBe(false)
-    expect(stdout.split('\n').filter(line => line.startsWith('GET /hello.txt 200'))).toHaveLength(8)
+    expect(stdout.split('\n').filter((line) => line.startsWith('GET /hello.txt 200'))).toHaveLength(8)
   })
 
   // The workers accept from the listening socket they share: the primary hands

@@ -7,7 +7,7 @@ import path from 'node:path'
 import { once } from 'node:events'
 import { runCli, startCli, waitForStdout } from './cli.mjs'
 
-const sha256 = buffer => crypto.createHash('sha256').update(buffer).digest('hex')
+const sha256 = (buffer) => crypto.createHash('sha256').update(buffer).digest('hex')
 
 let root
 const content = crypto.randomBytes(1024 * 1024 + 17)
@@ -60,7 +60,7 @@ describe('zcopy serve', () => {
     expect(stderr).toBe('')
     await expect(fetch(url)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } }) // nothing left listening
 
-    const log = stdout.split('\n').filter(line => /^[A-Z]+ \//.test(line))
+    const log = stdout.split('\n').filter((line) => /^[A-Z]+ \//.test(line))
     expect(log).toHaveLength(4)
     expect(log[0]).toMatch(new RegExp(`^GET /data\\.bin 200 ${content.length} B \\d+\\.\\d ms ${how}$`))
     expect(log[1]).toMatch(new RegExp(`^GET /data\\.bin 206 100 B \\d+\\.\\d ms ${how}$`))

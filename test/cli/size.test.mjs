@@ -11,7 +11,7 @@ describe('sizes', () => {
     expect(parseSize(text)).toBe(bytes)
   })
 
-  test.each(['12XB', '-1', '0', '0.1B', 'KiB', '1e3', '', '4 KiB extra'])('%j is rejected', text => {
+  test.each(['12XB', '-1', '0', '0.1B', 'KiB', '1e3', '', '4 KiB extra'])('%j is rejected', (text) => {
     expect(() => parseSize(text)).toThrow(expect.objectContaining({ name: 'UsageError' }))
   })
 

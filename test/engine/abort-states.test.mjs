@@ -33,7 +33,7 @@ const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms))
 // pause in which nothing else (a late progress report, a second settle) may happen.
 async function settled (promise, progress = { calls: 0 }) {
   const outcome = { count: 0 }
-  promise.then((value) => { outcome.count++; outcome.value = value }, (error) => { outcome.count++; outcome.error = error })
+  promise.then((value) => { outcome.count++; outcome.value = value }, (err) => { outcome.count++; outcome.error = err })
   await promise.catch(() => {})
   const calls = progress.calls
   await tick(50)

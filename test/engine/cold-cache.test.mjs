@@ -19,7 +19,7 @@ const helperSource = fileURLToPath(new URL('./children/evict.c', import.meta.url
 let dir
 let small
 let evict = null // → pages of the file still resident after eviction
-let noEvict = 'no C compiler (cc) to build the eviction helper'
+const noEvict = 'no C compiler (cc) to build the eviction helper'
 beforeAll(() => {
   dir = makeTempDir()
   small = makeFile(dir, 'small.bin', SIZE)

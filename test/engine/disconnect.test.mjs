@@ -1,5 +1,4 @@
 // Receivers that vanish mid-transfer: every transfer rejects, nothing leaks.
-import fs from 'node:fs'
 import net from 'node:net'
 import { once } from 'node:events'
 import { afterAll, beforeAll, expect, it } from 'vitest'

@@ -256,7 +256,7 @@ describe('FIFOs by path (handed back to the JS paths)', () => {
     await tick(50)
     const reason = new Error('stop')
     controller.abort(reason)
-    const err = await copying.catch((e) => e)
+    const err = await copying.catch((err) => err)
     expect(err.name).toBe('AbortError')
     expect(err.cause).toBe(reason)
     expect(fs.existsSync(out)).toBe(false)
@@ -292,7 +292,7 @@ describe('aborts, truncation, descriptors', () => {
           signal: controller.signal,
           onProgress () { if (++reports === 1) setImmediate(() => controller.abort(reason)) }
         })
-        const err = await copying.catch((e) => e)
+        const err = await copying.catch((err) => err)
         expect(err.name).toBe('AbortError')
         expect(err.code).toBe('ABORT_ERR')
         expect(err.cause).toBe(reason)
@@ -319,7 +319,7 @@ describe('aborts, truncation, descriptors', () => {
       const copying = pipeFile(sparse, out, { signal: controller.signal })
       if (i % 2) await Promise.resolve()
       controller.abort()
-      expect((await copying.catch((e) => e)).name).toBe('AbortError')
+      expect((await copying.catch((err) => err)).name).toBe('AbortError')
       if (!fs.existsSync(out)) outs.push(out)
     }
     await tick(100)
@@ -340,7 +340,7 @@ describe('aborts, truncation, descriptors', () => {
         truncated = true
         fs.truncateSync(file, MiB)
       }
-    }).catch((e) => e)
+    }).catch((err) => err)
     expect(truncated).toBe(true)
     expect(err.code).toBe('ERR_ZCOPY_TRUNCATED')
     expect(openFdCount()).toBe(before)
@@ -349,13 +349,13 @@ describe('aborts, truncation, descriptors', () => {
   it('errors name the path, as fs.open does; the destination is not created when the source fails', async () => {
     const missing = path.join(dir, 'missing')
     const out = outPath()
-    const err = await pipeFile(missing, out).catch((e) => e)
+    const err = await pipeFile(missing, out).catch((err) => err)
     expect(err).toMatchObject({ code: 'ENOENT', syscall: 'open', path: missing, errno: -2 })
     expect(err.message).toBe(`ENOENT: no such file or directory, open '${missing}'`)
     expect(fs.existsSync(out)).toBe(false)
     const noDir = path.join(dir, 'no', 'such', 'dir')
-    expect(await pipeFile(files[1].file, noDir).catch((e) => e)).toMatchObject({ code: 'ENOENT', syscall: 'open', path: noDir })
-    expect(await pipeFile(dir, out).catch((e) => e)).toMatchObject({ code: 'EISDIR', syscall: 'read' })
-    expect(await pipeFile(files[1].file, dir).catch((e) => e)).toMatchObject({ code: 'EISDIR', syscall: 'open' })
+    expect(await pipeFile(files[1].file, noDir).catch((err) => err)).toMatchObject({ code: 'ENOENT', syscall: 'open', path: noDir })
+    expect(await pipeFile(dir, out).catch((err) => err)).toMatchObject({ code: 'EISDIR', syscall: 'read' })
+    expect(await pipeFile(files[1].file, dir).catch((err) => err)).toMatchObject({ code: 'EISDIR', syscall: 'open' })
   })
 })

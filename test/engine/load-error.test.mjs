@@ -3,7 +3,6 @@
 // (the choice is made once, at require time), on a real copy of the package.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { removeTempDir } from '../support/files.mjs'
 import { BUILT_ADDON, NEUTRAL_ENV, ROOT, addBinary, copyPackage } from '../support/package-copy.mjs'

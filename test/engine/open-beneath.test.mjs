@@ -108,7 +108,7 @@ describe.skipIf(!native)('openBeneath', () => {
   })
 
   it('a missing file is ENOENT, a Node-style system error', async () => {
-    const err = await native.openBeneath(rootFd, 'sub/missing.txt').catch((e) => e)
+    const err = await native.openBeneath(rootFd, 'sub/missing.txt').catch((err) => err)
     expect(err).toBeInstanceOf(Error)
     expect(err).toMatchObject({ code: 'ENOENT', errno: -2, syscall: 'openat2', path: 'sub/missing.txt' })
   })
@@ -187,8 +187,8 @@ describe.skipIf(!native)('lookupBeneath', () => {
   it('a name that cannot be stat\'ed rejects with fs.stat\'s own error', async () => {
     const name = path.join(root, 'sub', 'missing.txt')
     const [ours, node] = await Promise.all([
-      lookup('sub/missing.txt').catch((e) => e),
-      fs.promises.stat(name).catch((e) => e)
+      lookup('sub/missing.txt').catch((err) => err),
+      fs.promises.stat(name).catch((err) => err)
     ])
     expect(ours).toBeInstanceOf(Error)
     expect(ours.message).toBe(node.message)

@@ -133,7 +133,7 @@ describe('to a TCP socket', () => {
     peer.pause()
     const sending = pipeFile(file, client)
     setTimeout(() => client.destroy(), 50)
-    const err = await sending.catch((e) => e)
+    const err = await sending.catch((err) => err)
     expect(err).toBeInstanceOf(Error)
     expect(err.code).toBe('ERR_STREAM_PREMATURE_CLOSE')
     peer.destroy()
@@ -144,7 +144,7 @@ describe('to a TCP socket', () => {
     const { client, peer } = await socketPair()
     client.on('error', () => {})
     peer.once('data', () => peer.resetAndDestroy())
-    const err = await pipeFile(file, client).catch((e) => e)
+    const err = await pipeFile(file, client).catch((err) => err)
     expect(err).toBeInstanceOf(Error)
     expect(['EPIPE', 'ECONNRESET', 'ERR_STREAM_PREMATURE_CLOSE'], err.stack + err.syscall).toContain(err.code)
     expect(client.destroyed).toBe(true)
@@ -157,7 +157,7 @@ describe('to a TCP socket', () => {
     const controller = new AbortController()
     const sending = pipeFile(file, client, { signal: controller.signal })
     setTimeout(() => controller.abort(), 50)
-    const err = await sending.catch((e) => e)
+    const err = await sending.catch((err) => err)
     expect(err.name).toBe('AbortError')
     expect(client.destroyed).toBe(true)
     peer.destroy()
@@ -241,7 +241,7 @@ describe('to files, pipes and streams', () => {
     const writable = new Writable({
       write (_chunk, _encoding, callback) { callback(new Error('disk full')) }
     })
-    const err = await pipeFile(file, writable).catch((e) => e)
+    const err = await pipeFile(file, writable).catch((err) => err)
     expect(err.message).toBe('disk full')
     expect(writable.destroyed).toBe(true)
   })
@@ -262,12 +262,12 @@ describe('to files, pipes and streams', () => {
 
 describe('errors', () => {
   it('rejects a missing source with ENOENT', async () => {
-    const err = await pipeFile(path.join(dir, 'missing'), path.join(dir, 'x')).catch((e) => e)
+    const err = await pipeFile(path.join(dir, 'missing'), path.join(dir, 'x')).catch((err) => err)
     expect(err.code).toBe('ENOENT')
   })
 
   it('rejects a directory as the source with EISDIR', async () => {
-    const err = await pipeFile(dir, path.join(dir, 'x')).catch((e) => e)
+    const err = await pipeFile(dir, path.join(dir, 'x')).catch((err) => err)
     expect(err.code).toBe('EISDIR')
   })
 
@@ -289,7 +289,7 @@ describe('errors', () => {
       peer.resume()
     }
     const sending = pipeFile(file, client, { onProgress })
-    const err = await sending.catch((e) => e)
+    const err = await sending.catch((err) => err)
     expect(err.code).toBe('ERR_ZCOPY_TRUNCATED')
     expect(client.destroyed).toBe(true)
     peer.destroy()

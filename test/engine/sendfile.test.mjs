@@ -59,7 +59,7 @@ describe('sendfile', () => {
   }))
 
   it('rejects with ERR_ZCOPY_TRUNCATED when the file ends before the range', withFds(async ({ inFd, outFd }) => {
-    const err = await sendfile(outFd, inFd, source.data.length - 10, 100).catch((e) => e)
+    const err = await sendfile(outFd, inFd, source.data.length - 10, 100).catch((err) => err)
     expect(err).toBeInstanceOf(Error)
     expect(err.code).toBe('ERR_ZCOPY_TRUNCATED')
   }))
@@ -69,7 +69,7 @@ describe('sendfile', () => {
     fs.closeSync(fd)
     const out = fs.openSync(path.join(dir, 'ebadf.bin'), 'w')
     try {
-      const err = await sendfile(out, fd, 0, 10).catch((e) => e)
+      const err = await sendfile(out, fd, 0, 10).catch((err) => err)
       expect(err.code).toBe('EBADF')
       expect(err.errno).toBe(-9)
       expect(typeof err.syscall).toBe('string')
@@ -83,7 +83,7 @@ describe('sendfile', () => {
     const dirFd = fs.openSync(dir, 'r')
     const out = fs.openSync(path.join(dir, 'eisdir.bin'), 'w')
     try {
-      const err = await sendfile(out, dirFd, 0, 10).catch((e) => e)
+      const err = await sendfile(out, dirFd, 0, 10).catch((err) => err)
       expect(err.code).toBe('EISDIR')
     } finally {
       fs.closeSync(dirFd)
@@ -126,7 +126,7 @@ describe('sendfile', () => {
   it('rejects at once with an AbortError for an aborted signal', withFds(async ({ inFd, outFd }) => {
     const controller = new AbortController()
     controller.abort(new Error('stop'))
-    const err = await sendfile(outFd, inFd, 0, 10, { signal: controller.signal }).catch((e) => e)
+    const err = await sendfile(outFd, inFd, 0, 10, { signal: controller.signal }).catch((err) => err)
     expect(err.name).toBe('AbortError')
     expect(err.code).toBe('ABORT_ERR')
     expect(err.cause.message).toBe('stop')
@@ -152,7 +152,7 @@ describe('sendfile', () => {
       }
       expect(progressed).toBeLessThan(big.data.length)
       controller.abort()
-      const err = await pending.catch((e) => e)
+      const err = await pending.catch((err) => err)
       expect(err.name).toBe('AbortError')
       expect(openFdCount()).toBe(before)
     } finally {

@@ -82,7 +82,7 @@ describe('abort', () => {
     await when(peer)
     const aborted = performance.now()
     controller.abort()
-    const err = await sending.catch((e) => e)
+    const err = await sending.catch((err) => err)
     // Bounded: a pool job ends within its budget; nothing waits for the reader.
     expect(performance.now() - aborted).toBeLessThan(500)
     expect(err.name).toBe('AbortError')

@@ -24,8 +24,8 @@ it('20 Workers terminated mid-transfer to peers that read at full speed: no cras
 
 it.skipIf(!native)('Workers terminated while they call into the addon: the process lives on', async () => {
   const result = await new Promise((resolve) => {
-    execFile(process.execPath, [busyChild], { timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? error.code : 0, signal: error ? error.signal : null, stdout, stderr: stderr.split('\n').slice(0, 3).join('\n') })
+    execFile(process.execPath, [busyChild], { timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? err.code : 0, signal: err ? err.signal : null, stdout, stderr: stderr.split('\n').slice(0, 3).join('\n') })
     })
   })
   expect(result).toEqual({ code: 0, signal: null, stdout: '{"workers":60}', stderr: '' })

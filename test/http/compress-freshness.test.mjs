@@ -31,7 +31,6 @@ function text (size, seed) {
   return Buffer.from(parts.join('')).subarray(0, size)
 }
 
-
 async function until (condition, what, ms = 20000) {
   const deadline = Date.now() + ms
   while (!(await condition())) {

@@ -39,7 +39,6 @@ function text (size, seed = 'a') {
   return Buffer.from(parts.join('')).subarray(0, size)
 }
 
-
 async function serverFor (root, options, { withCompression = false } = {}) {
   const sent = []
   const serve = zcopy.serveStatic(root, { onSent: (res, s) => sent.push({ ...s, encoding: res.getHeader('Content-Encoding') }), ...options })

@@ -4,7 +4,6 @@
 // sends a browser to another host ('/\evil.example/..' is '//evil.example/' to
 // a WHATWG URL parser) or to a path that reads as one.
 
-import { once } from 'node:events'
 import fs from 'node:fs'
 import path from 'node:path'
 import express from 'express'

@@ -55,7 +55,7 @@ async function corkableTls (port, ca) {
   })
   raw.on('data', (chunk) => { if (!wire.push(chunk)) raw.pause() })
   raw.on('end', () => wire.push(null))
-  raw.on('error', (error) => wire.destroy(error))
+  raw.on('error', (err) => wire.destroy(err))
   wire.on('close', () => raw.destroy())
   const socket = tls.connect({ socket: wire, ca, servername: 'localhost' })
   await once(socket, 'secureConnect')
@@ -63,7 +63,7 @@ async function corkableTls (port, ca) {
 }
 
 function write (socket, text) {
-  return new Promise((resolve, reject) => socket.write(text, (error) => error ? reject(error) : resolve()))
+  return new Promise((resolve, reject) => socket.write(text, (err) => err ? reject(err) : resolve()))
 }
 
 function get (path) {

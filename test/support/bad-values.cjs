@@ -3,13 +3,13 @@
 // the API sweep (test/api-sweep.test.mjs) and its child process.
 
 const BAD = {
-  undefined: undefined,
+  undefined,
   null: null,
-  NaN: NaN,
+  NaN,
   '-1': -1,
-  '1.5': 1.5,
+  1.5: 1.5,
   '2**53': 2 ** 53,
-  Infinity: Infinity,
+  Infinity,
   '-Infinity': -Infinity,
   "''": '',
   "'str'": 'str',

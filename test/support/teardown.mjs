@@ -10,9 +10,9 @@ import { makeTempDir, removeTempDir } from './files.mjs'
 export function runTeardownChild (child, env = {}) {
   const dir = makeTempDir('zcopy-teardown-')
   return new Promise((resolve) => {
-    execFile(process.execPath, [child], { env: { ...process.env, ZCOPY_TEARDOWN_DIR: dir, ...env }, timeout: 100_000, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [child], { env: { ...process.env, ZCOPY_TEARDOWN_DIR: dir, ...env }, timeout: 100_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       removeTempDir(dir)
-      resolve({ code: error ? error.code : 0, signal: error ? error.signal : null, stdout, stderr })
+      resolve({ code: err ? err.code : 0, signal: err ? err.signal : null, stdout, stderr })
     })
   })
 }

@@ -32,7 +32,7 @@ async function runFileMode ({ file, size, concurrency, duration, iterations, met
       concurrency,
       duration,
       iterations,
-      op: slot => copiers[method](file, destinations[slot], zcopy, size)
+      op: (slot) => copiers[method](file, destinations[slot], zcopy, size)
     })
   } finally {
     for (const destination of destinations) fs.rmSync(destination, { force: true })

@@ -14,14 +14,14 @@ const { closeServer } = require('./close-server')
 
 const handlers = {
   zcopy: ({ file, zcopy }) => (req, res) => {
-    zcopy.sendFile(req, res, file).catch(error => res.destroy(error))
+    zcopy.sendFile(req, res, file).catch((err) => res.destroy(err))
   },
   // How Node serves a file today: stat for the length, then pipe a stream.
   stream: ({ file }) => (req, res) => {
-    fs.stat(file, (error, stats) => {
-      if (error) return res.destroy(error)
+    fs.stat(file, (err, stats) => {
+      if (err) return res.destroy(err)
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': stats.size })
-      fs.createReadStream(file).on('error', streamError => res.destroy(streamError)).pipe(res)
+      fs.createReadStream(file).on('error', (streamError) => res.destroy(streamError)).pipe(res)
     })
   }
 }

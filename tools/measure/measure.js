@@ -65,7 +65,7 @@ async function measure ({ size, op, concurrency = 1, duration, iterations, probe
   const { latency } = bench.getTask('op').result
   const { operations } = phase
   const bytesMoved = operations * size
-  const perGiB = ms => ms === null ? null : ms * GIB / bytesMoved
+  const perGiB = (ms) => ms === null ? null : ms * GIB / bytesMoved
   return {
     throughput: bytesMoved / window.seconds,
     opsPerSec: operations / window.seconds,

@@ -16,8 +16,8 @@ function measureInChildProcess (options) {
     // Interrupted: stop it before the temporary files it uses are removed.
     const stop = onCleanup(() => child.kill('SIGKILL'))
     let reply = null
-    child.once('message', message => { reply = message })
-    child.once('exit', code => {
+    child.once('message', (message) => { reply = message })
+    child.once('exit', (code) => {
       stop()
       if (reply && reply.result) resolve(reply.result)
       else reject(new Error(reply ? reply.error : `the measurement process exited with code ${code}`))
@@ -35,10 +35,10 @@ async function measureHere (options) {
 
 if (require.main === module) {
   process.on('disconnect', () => process.exit(1))
-  process.once('message', options => {
+  process.once('message', (options) => {
     measureHere(options).then(
-      result => process.send({ result }, () => process.exit(0)),
-      error => process.send({ error: error.message }, () => process.exit(1))
+      (result) => process.send({ result }, () => process.exit(0)),
+      (err) => process.send({ error: err.message }, () => process.exit(1))
     )
   })
 }

@@ -38,7 +38,7 @@ function processProbe (pid = process.pid) {
     if (stat === null) return { user: null, system: null }
     // Fields after the parenthesised command name; utime and stime are 14 and 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const toMs = ticks => Number(ticks) * 1000 / TICKS_PER_SECOND
+    const toMs = (ticks) => Number(ticks) * 1000 / TICKS_PER_SECOND
     return { user: toMs(fields[11]), system: toMs(fields[12]) }
   }
 

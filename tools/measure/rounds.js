@@ -19,17 +19,17 @@ function combineRounds (rows) {
 }
 
 function medianOf (values) {
-  return values.some(value => value === null) ? null : median(values)
+  return values.some((value) => value === null) ? null : median(values)
 }
 
 function rangeOf (values) {
-  return values.some(value => value === null) ? null : { min: Math.min(...values), max: Math.max(...values) }
+  return values.some((value) => value === null) ? null : { min: Math.min(...values), max: Math.max(...values) }
 }
 
 function combine (rounds) {
   const [{ mode, size, method }] = rounds
-  const field = key => rounds.map(row => row[key])
-  const cpu = key => medianOf(rounds.map(row => row.cpuPerGiB[key]))
+  const field = (key) => rounds.map((row) => row[key])
+  const cpu = (key) => medianOf(rounds.map((row) => row.cpuPerGiB[key]))
   return {
     mode,
     size,

@@ -25,8 +25,8 @@ function methodsOfRound (mode, round) {
 // size in the same round; with several rounds, one row per mode, size and
 // method with the medians and spreads of combineRounds().
 async function runBenchmarks ({ modes, sizes, dir, concurrency, duration, iterations, rounds = 1, baseline = 'stream', onProgress = () => {} }) {
-  const plan = sizes.flatMap(size => Array.from({ length: rounds }, (_, round) => round).flatMap(round =>
-    modes.flatMap(mode => methodsOfRound(mode, round).map(method => ({ mode, size, method, round })))))
+  const plan = sizes.flatMap((size) => Array.from({ length: rounds }, (_, round) => round).flatMap((round) =>
+    modes.flatMap((mode) => methodsOfRound(mode, round).map((method) => ({ mode, size, method, round })))))
   const rows = []
   let currentFile = null
   for (const [index, { mode, size, method, round }] of plan.entries()) {
@@ -49,4 +49,4 @@ async function runBenchmarks ({ modes, sizes, dir, concurrency, duration, iterat
 // The methods of every mode, for --baseline.
 const METHOD_NAMES = [...new Set(Object.values(MODES).flatMap(({ methods }) => methods))]
 
-module.exports = { runBenchmarks, MODE_NAMES: Object.keys(MODES), METHOD_NAMES, methodsOf: mode => MODES[mode].methods }
+module.exports = { runBenchmarks, MODE_NAMES: Object.keys(MODES), METHOD_NAMES, methodsOf: (mode) => MODES[mode].methods }

@@ -18,13 +18,13 @@ async function startSink (args) {
   let nextId = 0
   let failure = null
 
-  function settleAll (error) {
-    failure = failure || error
+  function settleAll (err) {
+    failure = failure || err
     for (const { reject } of waiting.values()) reject(failure)
     waiting.clear()
   }
 
-  child.on('message', message => {
+  child.on('message', (message) => {
     if (message.type === 'error') return settleAll(new Error(`benchmark sink: ${message.message}`))
     const key = message.id ?? message.type
     const entry = waiting.get(key)
@@ -32,7 +32,7 @@ async function startSink (args) {
     waiting.delete(key)
     entry.resolve(message)
   })
-  child.on('exit', code => settleAll(new Error(`benchmark sink exited early (code ${code})`)))
+  child.on('exit', (code) => settleAll(new Error(`benchmark sink exited early (code ${code})`)))
 
   function expect (key) {
     if (failure) return Promise.reject(failure)
@@ -51,7 +51,7 @@ async function startSink (args) {
       const done = expect('done')
       child.send({ type: 'close' })
       const { received } = await done
-      await new Promise(resolve => child.exitCode === null ? child.once('exit', resolve) : resolve())
+      await new Promise((resolve) => child.exitCode === null ? child.once('exit', resolve) : resolve())
       return received
     }
   }

@@ -49,7 +49,7 @@ function socketSink (port, connections, blockSize) {
     socket.on('error', fail)
     sockets.push(socket)
   }
-  return () => Promise.all(sockets.map(socket => new Promise(resolve => {
+  return () => Promise.all(sockets.map((socket) => new Promise((resolve) => {
     if (socket.destroyed) return resolve()
     socket.once('close', resolve)
     socket.end()
@@ -58,11 +58,11 @@ function socketSink (port, connections, blockSize) {
 
 function httpClient (url, connections) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections })
-  process.on('message', message => {
+  process.on('message', (message) => {
     if (message.id === undefined) return
-    http.get(url, { agent }, response => {
+    http.get(url, { agent }, (response) => {
       let bytes = 0
-      response.on('data', chunk => { bytes += chunk.length })
+      response.on('data', (chunk) => { bytes += chunk.length })
       response.on('end', () => {
         received += bytes
         process.send({ id: message.id, status: response.statusCode, bytes })
@@ -73,8 +73,8 @@ function httpClient (url, connections) {
   return async () => agent.destroy()
 }
 
-function fail (error) {
-  process.send({ type: 'error', message: error.message }, () => process.exit(1))
+function fail (err) {
+  process.send({ type: 'error', message: err.message }, () => process.exit(1))
 }
 
 const [mode, target, connections, blockSize] = process.argv.slice(2)
@@ -82,7 +82,7 @@ const close = mode === 'socket'
   ? socketSink(Number(target), Number(connections), Number(blockSize))
   : httpClient(target, Number(connections))
 
-process.on('message', async message => {
+process.on('message', async (message) => {
   if (message.type !== 'close') return
   await close()
   process.send({ type: 'done', received }, () => process.disconnect())

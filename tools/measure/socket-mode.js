@@ -17,14 +17,14 @@ const { closeServer } = require('./close-server')
 const senders = {
   zcopy: {
     open: ({ file, sockets, zcopy }) => ({
-      send: async slot => (await zcopy.pipeFile(file, sockets[slot])).bytes
+      send: async (slot) => (await zcopy.pipeFile(file, sockets[slot])).bytes
     })
   },
   // How Node sends a file today: fs.createReadStream(file).pipe(socket) with
   // default options (64 KiB chunks); { end: false } keeps the connection.
   stream: {
     open: ({ file, sockets }) => ({
-      send: slot => new Promise((resolve, reject) => {
+      send: (slot) => new Promise((resolve, reject) => {
         const source = fs.createReadStream(file)
         source.on('error', reject)
         source.on('end', () => resolve(source.bytesRead))
@@ -37,7 +37,7 @@ const senders = {
 // Resolves once per ack byte the sink sends back on `socket`, in order.
 function ackCounter (socket) {
   const waiting = []
-  socket.on('data', chunk => {
+  socket.on('data', (chunk) => {
     for (let i = 0; i < chunk.length && waiting.length > 0; i++) waiting.shift().resolve()
   })
   socket.on('close', () => {
@@ -48,7 +48,7 @@ function ackCounter (socket) {
 
 function acceptConnections (server, count) {
   const sockets = []
-  return new Promise(resolve => server.on('connection', socket => {
+  return new Promise((resolve) => server.on('connection', (socket) => {
     socket.setNoDelay(true)
     if (sockets.push(socket) === count) resolve(sockets)
   }))
@@ -73,7 +73,7 @@ async function runSocketMode ({ file, size, concurrency, duration, iterations, s
       duration,
       iterations,
       probe: opened.probe,
-      op: async slot => {
+      op: async (slot) => {
         const acked = nextAck[slot]()
         const bytes = await opened.send(slot)
         await acked

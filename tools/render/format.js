@@ -8,9 +8,9 @@ function formatNumber (value) {
   return value.toLocaleString('en-US', { maximumSignificantDigits: 3 })
 }
 
-const formatMBps = bytesPerSecond => formatNumber(bytesPerSecond / 1e6)
-const formatRatio = ratio => `${formatNumber(ratio)}×`
-const formatMiB = bytes => bytes === null ? '–' : formatNumber(bytes / 1024 ** 2)
+const formatMBps = (bytesPerSecond) => formatNumber(bytesPerSecond / 1e6)
+const formatRatio = (ratio) => `${formatNumber(ratio)}×`
+const formatMiB = (bytes) => bytes === null ? '–' : formatNumber(bytes / 1024 ** 2)
 
 function describeMachine (machine) {
   return [

@@ -7,13 +7,13 @@ const { describeReport } = require('./format')
 function renderMarkdown (report, columns = COLUMNS) {
   const { results, baseline = 'stream' } = report
   columns = withBaseline(columns, baseline)
-  const row = texts => `| ${texts.join(' | ')} |`
+  const row = (texts) => `| ${texts.join(' | ')} |`
   return [
     describeReport(report),
     '',
-    row(columns.map(column => column.header)),
-    row(columns.map(column => column.right ? '---:' : '---')),
-    ...results.map(result => row(columns.map(column => column.cell(result))))
+    row(columns.map((column) => column.header)),
+    row(columns.map((column) => column.right ? '---:' : '---')),
+    ...results.map((result) => row(columns.map((column) => column.cell(result))))
   ].join('\n') + '\n'
 }
 

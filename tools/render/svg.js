@@ -15,7 +15,7 @@ const GROUP_GAP = 18
 const TOP = 64
 const COLORS = ['#2b6cb0', '#a0aec0', '#38a169', '#d69e2e', '#805ad5']
 
-const escapeXml = text => String(text).replace(/[&<>"]/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c])
+const escapeXml = (text) => String(text).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c])
 
 function groupsOf (results) {
   const groups = new Map()
@@ -29,11 +29,11 @@ function groupsOf (results) {
 
 function renderSvg (report) {
   const { results, baseline = 'stream' } = report
-  const methods = [...new Set(results.map(row => row.method))]
+  const methods = [...new Set(results.map((row) => row.method))]
   const parts = []
   let y = TOP
   for (const [label, rows] of groupsOf(results)) {
-    const max = Math.max(...rows.map(row => row.throughput))
+    const max = Math.max(...rows.map((row) => row.throughput))
     parts.push(`<text x="10" y="${y + 13}" class="group">${escapeXml(label)}</text>`)
     y += BAR_HEIGHT + BAR_GAP
     for (const row of rows) {

@@ -4,10 +4,10 @@
 // the error that kept it out. Internal to the package (not the public API).
 const binding = require('../../../lib/engine')
 
-function describeError (error) {
-  if (error === null) return null
-  const cause = error.cause instanceof Error ? error.cause.message.trim() : null
-  return { code: error.code ?? null, message: error.message, cause: cause === error.message ? null : cause }
+function describeError (err) {
+  if (err === null) return null
+  const cause = err.cause instanceof Error ? err.cause.message.trim() : null
+  return { code: err.code ?? null, message: err.message, cause: cause === err.message ? null : cause }
 }
 
 // The C library a prebuild was built for, from node-gyp-build's file name tag

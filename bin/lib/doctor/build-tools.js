@@ -30,7 +30,7 @@ function buildTools (env = process.env) {
   return {
     python3: which('python3', env),
     make: which('make', env),
-    cxx: compilers.map(name => which(name, env)).find(Boolean) || null
+    cxx: compilers.map((name) => which(name, env)).find(Boolean) || null
   }
 }
 

@@ -8,7 +8,7 @@ const os = require('node:os')
 function libcOf (report) {
   const glibc = report.header.glibcVersionRuntime
   if (glibc) return { family: 'glibc', version: glibc }
-  if ((report.sharedObjects || []).some(file => /(^|\/)(ld-musl|libc\.musl)/.test(file))) {
+  if ((report.sharedObjects || []).some((file) => /(^|\/)(ld-musl|libc\.musl)/.test(file))) {
     return { family: 'musl', version: null }
   }
   return { family: null, version: null }

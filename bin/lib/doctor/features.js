@@ -20,9 +20,9 @@ function probeFeatures (native, dir) {
   let found
   try {
     found = native.probeKernel(dir)
-  } catch (error) {
+  } catch (err) {
     // The scratch files could not be made: nothing is known, and the code says why.
-    return Object.fromEntries(FEATURES.map(({ key }) => [key, { present: null, code: error.code ?? 'ERROR' }]))
+    return Object.fromEntries(FEATURES.map(({ key }) => [key, { present: null, code: err.code ?? 'ERROR' }]))
   }
   return Object.fromEntries(FEATURES.map(({ key }) => [key, { present: found[key].present, code: found[key].code }]))
 }

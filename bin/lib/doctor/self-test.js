@@ -46,8 +46,8 @@ function receiver (data) {
       settle()
     },
     watch (socket) {
-      const end = error => {
-        ended = ended ?? error
+      const end = (err) => {
+        ended = ended ?? err
         settle()
       }
       socket.on('error', end)
@@ -62,7 +62,7 @@ function receiver (data) {
         waiting = {
           bytes,
           resolve: () => { signal.removeEventListener('abort', onAbort); resolve() },
-          reject: error => { signal.removeEventListener('abort', onAbort); reject(error) }
+          reject: (err) => { signal.removeEventListener('abort', onAbort); reject(err) }
         }
         settle()
       })
@@ -81,9 +81,9 @@ function unlessAborted (promise, signal) {
   })
 }
 
-function errorInfo (error, timedOut) {
+function errorInfo (err, timedOut) {
   if (timedOut) return { code: 'ETIMEDOUT', message: 'the self-test did not finish in time' }
-  return { code: (error && error.code) ?? null, message: String(error && error.message) }
+  return { code: (err && err.code) ?? null, message: String(err && err.message) }
 }
 
 // → { path: 'sendfile' | 'stream' | null, zeroCopy, verified, bytes,
@@ -94,7 +94,7 @@ async function selfTest ({ pipeFile, dir, durationMs = 1000 }) {
   const signal = AbortSignal.timeout(durationMs + GRACE_MS)
   const server = net.createServer()
   const sockets = []
-  server.on('connection', socket => sockets.push(socket))
+  server.on('connection', (socket) => sockets.push(socket))
   const result = { path: null, zeroCopy: false, verified: false, bytes: 0, transfers: 0, seconds: 0, throughput: 0, error: null }
   const check = receiver(data)
   try {
@@ -131,8 +131,8 @@ async function selfTest ({ pipeFile, dir, durationMs = 1000 }) {
           : `the bytes received differ from the file's at byte ${at}`
       }
     }
-  } catch (error) {
-    result.error = errorInfo(error, signal.aborted)
+  } catch (err) {
+    result.error = errorInfo(err, signal.aborted)
   } finally {
     for (const socket of sockets) socket.destroy()
     server.close()

@@ -14,8 +14,8 @@ const { sendNotFound, sendStatus, sendText } = require('./not-found')
 
 const LISTING_HINT = 'No index.html here: start zcopy serve with --listing to list folders.\n'
 
-function statusOf (error) {
-  return error.status || error.statusCode || 500
+function statusOf (err) {
+  return err.status || err.statusCode || 500
 }
 
 // A path whose last segment has a '.' asks for an asset (or a dotfile): with
@@ -44,22 +44,22 @@ function createApp (zcopy, root, config, onRequest, onSent) {
   function notFound (req, res, pathname) {
     if (!config.listing) return noListing(req, res, pathname)
     sendListing(req, res, root, pathname, config.dotfiles).then(
-      sent => { if (!sent) noListing(req, res, pathname) },
-      error => fail(req, res, error))
+      (sent) => { if (!sent) noListing(req, res, pathname) },
+      (err) => fail(req, res, err))
   }
 
   function noListing (req, res, pathname) {
     if (config.single && !asksForAsset(pathname)) {
       req.url = '/index.html'
-      return serve(req, res, error => error ? fail(req, res, error) : sendNotFound(req, res, root))
+      return serve(req, res, (err) => err ? fail(req, res, err) : sendNotFound(req, res, root))
     }
     // A folder without index.html: say how to list it.
     sendNotFound(req, res, root, pathname.endsWith('/') && !config.listing ? LISTING_HINT : '')
   }
 
-  function fail (req, res, error) {
+  function fail (req, res, err) {
     if (res.headersSent) return res.destroy()
-    const status = statusOf(error)
+    const status = statusOf(err)
     if (status === 404) return sendNotFound(req, res, root)
     sendStatus(req, res, status)
   }
@@ -79,7 +79,7 @@ function createApp (zcopy, root, config, onRequest, onSent) {
       res.setHeader('Allow', config.cors ? 'GET, HEAD, OPTIONS' : 'GET, HEAD')
       return sendStatus(req, res, 405)
     }
-    serve(req, res, error => error && statusOf(error) !== 404 ? fail(req, res, error) : notServed(req, res))
+    serve(req, res, (err) => err && statusOf(err) !== 404 ? fail(req, res, err) : notServed(req, res))
   }
 
   // serveStatic found nothing for the path (read as it reads it: of an

@@ -31,7 +31,7 @@ function createInstance ({ zcopy, root, config, write }) {
 // Resolves on the first SIGINT or SIGTERM (or `also`, e.g. a message from the
 // cluster primary).
 function stopSignal (also = () => {}) {
-  return new Promise(resolve => {
+  return new Promise((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)
     also(resolve)

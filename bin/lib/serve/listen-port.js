@@ -18,12 +18,12 @@ function listenOnce (server, port, host) {
   })
 }
 
-function describe (error, port, host) {
-  const reason = LISTEN_ERRORS[error.code]
-  if (!reason) return error
+function describe (err, port, host) {
+  const reason = LISTEN_ERRORS[err.code]
+  if (!reason) return err
   const message = reason({ port, host })
-  const described = error.code === 'EADDRINUSE' || error.code === 'EACCES' ? new Error(message) : new UsageError(message)
-  described.code = error.code
+  const described = err.code === 'EADDRINUSE' || err.code === 'EACCES' ? new Error(message) : new UsageError(message)
+  described.code = err.code
   return described
 }
 
@@ -31,8 +31,8 @@ function describe (error, port, host) {
 async function listenPort (server, { port, fallback, host }, say) {
   try {
     return await listenOnce(server, port, host)
-  } catch (error) {
-    if (error.code !== 'EADDRINUSE' || !fallback) throw describe(error, port, host)
+  } catch (err) {
+    if (err.code !== 'EADDRINUSE' || !fallback) throw describe(err, port, host)
     say(`zcopy: port ${port} is in use; using a free port instead`)
     try {
       return await listenOnce(server, 0, host)

@@ -61,8 +61,8 @@ async function folderOf (root, pathname, dotfiles) {
   }
   if (decoded.includes('\0')) return null
   const segments = decoded.split('/').filter(Boolean)
-  if (segments.some(segment => segment === '..' || segment.includes('\\'))) return null
-  if (dotfiles !== 'allow' && segments.some(segment => segment.startsWith('.'))) return null
+  if (segments.some((segment) => segment === '..' || segment.includes('\\'))) return null
+  if (dotfiles !== 'allow' && segments.some((segment) => segment.startsWith('.'))) return null
   const [realRoot, real] = await Promise.all([realOrNull(root), realOrNull(path.join(root, ...segments))])
   if (realRoot === null || real === null || !isInside(realRoot, real)) return null
   const stat = await statOrNull(real)
@@ -98,7 +98,7 @@ async function namesOf (found, dotfiles) {
   for await (const dirent of dir) {
     if (dotfiles === 'allow' || !dirent.name.startsWith('.')) dirents.push(dirent)
   }
-  const types = await mapBounded(dirents, dirent => typeOf(found, dirent))
+  const types = await mapBounded(dirents, (dirent) => typeOf(found, dirent))
   const names = []
   for (let i = 0; i < dirents.length; i++) {
     if (types[i] !== null) names.push({ name: dirents[i].name, type: types[i] })

@@ -17,10 +17,10 @@ function openUrl (url, say) {
   const { command, args } = openerFor()
   try {
     const child = spawn(command, [...args, url], { stdio: 'ignore', detached: true })
-    child.on('error', error => say(`zcopy: could not open the browser (${command}: ${error.code || error.message})`))
+    child.on('error', (err) => say(`zcopy: could not open the browser (${command}: ${err.code || err.message})`))
     child.unref()
-  } catch (error) {
-    say(`zcopy: could not open the browser (${command}: ${error.message})`)
+  } catch (err) {
+    say(`zcopy: could not open the browser (${command}: ${err.message})`)
   }
 }
 

@@ -18,7 +18,7 @@ const LOG_FORMATS = ['text', 'json']
 // A duration in seconds: a number of seconds ('3600') or an ms-style string
 // ('1h', '7d', '500ms'), at least 0.
 function seconds (name) {
-  return value => {
+  return (value) => {
     const text = String(value).trim()
     const millis = /^\d+(\.\d+)?$/.test(text) ? Number(text) * 1000 : ms(text)
     if (typeof millis !== 'number' || !Number.isFinite(millis) || millis < 0) {
@@ -37,8 +37,8 @@ function dotfiles (value) {
 }
 
 function extensions (value) {
-  const items = [].concat(value).flatMap(item => String(item).split(',')).map(item => item.trim().replace(/^\./, ''))
-  if (items.some(item => !/^[A-Za-z0-9]+$/.test(item))) {
+  const items = [].concat(value).flatMap((item) => String(item).split(',')).map((item) => item.trim().replace(/^\./, ''))
+  if (items.some((item) => !/^[A-Za-z0-9]+$/.test(item))) {
     throw new UsageError(`--extensions must be a comma-separated list like html,htm, got '${[].concat(value).join(',')}'`)
   }
   return items
@@ -116,15 +116,15 @@ function readFlagFile (file, flag) {
   let fd
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
-  } catch (error) {
-    throw new UsageError(`cannot read --${flag} ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.code || error.message}`)
+  } catch (err) {
+    throw new UsageError(`cannot read --${flag} ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.code || err.message}`)
   }
   try {
     if (!fs.fstatSync(fd).isFile()) throw new UsageError(`--${flag} ${file} is not a regular file (a FIFO, a device or a folder): give a file`)
     return fs.readFileSync(fd)
-  } catch (error) {
-    if (error instanceof UsageError) throw error
-    throw new UsageError(`cannot read --${flag} ${file}: ${error.code || error.message}`)
+  } catch (err) {
+    if (err instanceof UsageError) throw err
+    throw new UsageError(`cannot read --${flag} ${file}: ${err.code || err.message}`)
   } finally {
     fs.closeSync(fd)
   }
@@ -161,10 +161,10 @@ function checkTlsFiles ({ cert, key, passphrase }, argv) {
   }
   try {
     crypto.createPrivateKey({ key, passphrase })
-  } catch (error) {
+  } catch (err) {
     // A wrong passphrase usually fails the padding check ('bad decrypt'); about
     // once in 256 the garbage it decrypts to passes it and fails as DER instead.
-    if (passphrase !== undefined && (isEncryptedKey(key) || /bad decrypt|bad password|decrypt/i.test(error.message))) {
+    if (passphrase !== undefined && (isEncryptedKey(key) || /bad decrypt|bad password|decrypt/i.test(err.message))) {
       throw new UsageError(`--ssl-pass ${argv['ssl-pass']} is not the passphrase of --ssl-key ${argv['ssl-key']} (bad decrypt)`)
     }
     throw new UsageError(`--ssl-key ${argv['ssl-key']} holds no PEM private key (-----BEGIN PRIVATE KEY-----)`)

@@ -23,9 +23,9 @@ function listenerFor ({ tls, http2: useHttp2, timeout }, handle) {
     return useHttp2
       ? http2.createSecureServer({ ...secure, allowHTTP1: true }, handle)
       : https.createServer(secure, handle)
-  } catch (error) {
+  } catch (err) {
     const flags = tls.passphrase === undefined ? '--ssl-cert/--ssl-key' : '--ssl-cert/--ssl-key/--ssl-pass'
-    throw new UsageError(`${flags}: ${error.message.split('\n')[0]}`)
+    throw new UsageError(`${flags}: ${err.message.split('\n')[0]}`)
   }
 }
 

@@ -18,7 +18,7 @@ function trackConnections (server) {
   let draining = false
 
   const socketEvent = server instanceof tls.Server ? 'secureConnection' : 'connection'
-  server.on(socketEvent, socket => {
+  server.on(socketEvent, (socket) => {
     if (socket.alpnProtocol === 'h2') return
     sockets.add(socket)
     socket.once('close', () => {
@@ -26,7 +26,7 @@ function trackConnections (server) {
       inFlight.delete(socket)
     })
   })
-  server.on('session', session => {
+  server.on('session', (session) => {
     sessions.add(session)
     session.once('close', () => sessions.delete(session))
     if (draining) session.close()
@@ -54,7 +54,7 @@ function trackConnections (server) {
 
   function drain (timeoutMs) {
     draining = true
-    return new Promise(resolve => {
+    return new Promise((resolve) => {
       server.close()
       for (const session of sessions) session.close()
       closeIdle()

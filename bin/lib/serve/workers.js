@@ -31,13 +31,13 @@ const STOP = 'zcopy:stop'
 function ignoreSendError () {}
 
 async function runWorker ({ zcopy, root, config, write }) {
-  const stopped = stopSignal(resolve => process.on('message', message => { if (message && message.type === STOP) resolve() }))
+  const stopped = stopSignal((resolve) => process.on('message', (message) => { if (message && message.type === STOP) resolve() }))
   const instance = createInstance({ zcopy, root, config, write })
   let address
   try {
     address = await listenPort(instance.server, config, () => {})
-  } catch (error) {
-    process.send({ type: FATAL_TO_PRIMARY, message: error.message, usage: error instanceof UsageError }, () => process.exit(1))
+  } catch (err) {
+    process.send({ type: FATAL_TO_PRIMARY, message: err.message, usage: err instanceof UsageError }, () => process.exit(1))
     return
   }
   process.send({ type: LISTENING, address })
@@ -47,7 +47,7 @@ async function runWorker ({ zcopy, root, config, write }) {
 }
 
 function runPrimary ({ zcopy, root, config, say, count }) {
-  return new Promise(resolve => {
+  return new Promise((resolve) => {
     const listening = new Map() // worker id → address, once it listens
     // Workers not exited yet, the primary's one list of them. Not cluster.workers:
     // a worker leaves that only once its process has exited and its channel has
@@ -63,7 +63,7 @@ function runPrimary ({ zcopy, root, config, say, count }) {
     function fork () {
       const worker = cluster.fork()
       running.add(worker)
-      worker.on('message', message => {
+      worker.on('message', (message) => {
         if (!message || typeof message !== 'object') return
         if (message.type === LISTENING) onListening(worker, message.address)
         if (message.type === FATAL_TO_PRIMARY && failure === null) {
@@ -83,7 +83,7 @@ function runPrimary ({ zcopy, root, config, say, count }) {
       if (listening.size < count) return
       announced = true
       if (config.port !== 0 && address.port !== config.port) say(`zcopy: port ${config.port} is in use; using a free port instead`)
-      const pids = [...running].map(w => w.process.pid)
+      const pids = [...running].map((w) => w.process.pid)
       const url = announceListening(say, { root, address, zcopy, config, workers: pids })
       if (config.open) openUrl(url, say)
     }

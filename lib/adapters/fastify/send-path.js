@@ -41,8 +41,8 @@ async function probe (root, pathname, options, lookUp) {
     const located = await locateFile(resolved, options, lookUp)
     if (located === DIRECTORY) return { type: 'directory', path: resolved.path }
     return { type: 'file', path: located.path, stat: located.stat }
-  } catch (error) {
-    return { type: 'error', error }
+  } catch (err) {
+    return { type: 'error', error: err }
   }
 }
 

@@ -8,7 +8,7 @@ const defaults = serve('/srv/www', null)
 const compressing = serve('/srv/www', { compress: { encodings: ['br'], cacheDir: false } })
 void compressing.compressed()
 const koaStatic = serve('/srv/www', { defer: true, format: false, hidden: true, gzip: false, brotli: true, maxage: 60000, extensions: ['.html'], index: 'index.txt' })
-app_use_later(koaStatic)
+appUseLater(koaStatic)
 const watched: number = koaStatic.stats().watchedDirectories
 void watched
 // @ts-expect-error defer is a boolean
@@ -16,7 +16,7 @@ serve('/srv/www', { defer: 'yes' })
 // Koa ships no types of its own: a minimal stand-in for app.use().
 const app = { use (fn: (ctx: any, next: () => Promise<any>) => unknown) { return fn } }
 app.use(middleware)
-function app_use_later (fn: (ctx: any, next: () => Promise<any>) => unknown) { return app.use(fn) }
+function appUseLater (fn: (ctx: any, next: () => Promise<any>) => unknown) { return app.use(fn) }
 app.use(defaults)
 const closed: Promise<void> = middleware.close()
 

@@ -32,9 +32,9 @@ const server = kind === 'h2'
   ? http2.createSecureServer({ ...tls, allowHTTP1: true }, handler)
   : https.createServer(tls, handler)
 // Node's own clientError handling (a 400 when it can) stays: only counted.
-server.on('secureConnection', (socket) => socket.on('error', (error) => { if (error.code === 'HPE_PAUSED') paused++ }))
+server.on('secureConnection', (socket) => socket.on('error', (err) => { if (err.code === 'HPE_PAUSED') paused++ }))
 if (mode === 'protected') zcopy.protectServer(server, { timeout: Number(timeout) })
 server.listen(0, '127.0.0.1', () => process.send({ ready: true, port: server.address().port }))
 process.on('message', (message) => {
-  if (message.cmd === 'stats') server.getConnections((error, connections) => process.send({ connections, paused, error: error?.message }))
+  if (message.cmd === 'stats') server.getConnections((err, connections) => process.send({ connections, paused, error: err?.message }))
 })
