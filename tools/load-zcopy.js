@@ -5,8 +5,8 @@
 function loadZcopy () {
   try {
     return require('../lib')
-  } catch (error) {
-    throw new Error(`could not load the zcopy library: ${error.message.split('\n')[0]}`)
+  } catch (err) {
+    throw new Error(`could not load the zcopy library: ${err.message.split('\n')[0]}`)
   }
 }
 

@@ -120,7 +120,7 @@ function options () {
   }
   const compressed = values.cases.filter(isCompressedCase)
   if (values.casesGiven && compressed.length > 0 && (values.tls || workers !== null)) {
-    usage(`--cases compressed runs neither with --tls nor with --workers`)
+    usage('--cases compressed runs neither with --tls nor with --workers')
   }
   return {
     cases: values.cases,

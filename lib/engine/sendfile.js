@@ -64,8 +64,18 @@ class NativeHandle {
 // destinationFd] (-1: none), the caller's to close; likewise after an
 // EINVAL/ENOSYS/ENOTSUP before any byte (a caller's O_APPEND descriptor).
 function startOpeningTransfer (outFd, inFd, offset, length, onProgress, head, job, ends) {
-  return new NativeHandle(new native.Transfer({ outFd, inFd, offset, length, chunkSize: CHUNK_SIZE, onProgress, head,
-    sourcePath: ends.sourcePath, destinationPath: ends.destinationPath, end: ends.end }), job)
+  return new NativeHandle(new native.Transfer({
+    outFd,
+    inFd,
+    offset,
+    length,
+    chunkSize: CHUNK_SIZE,
+    onProgress,
+    head,
+    sourcePath: ends.sourcePath,
+    destinationPath: ends.destinationPath,
+    end: ends.end
+  }), job)
 }
 
 // The pure-JS copy loop behind the same interface (also used where the kernel

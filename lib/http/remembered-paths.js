@@ -38,7 +38,6 @@ function linksOnPath (dir) {
   return Promise.all(ways.map(isSymbolicLink)).then((links) => ways.filter((way, i) => links[i]))
 }
 
-
 class RememberedPaths {
   // `cache`: the OpenFileCache whose entries the paths name (its `max`, `entries`,
   // evict(), forgetFile() and forgetBelow() are used); `maxWatches`: how many
