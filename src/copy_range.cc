@@ -85,7 +85,7 @@ void OpenSourcePath(const OpenSpec& spec, OpenedEnds* result) {
   result->in = UniqueFd(fd);
   FileStatus st;
   if (int err = FileStat(fd, &st)) return Fail(result, err, "fstat", spec.source_path);
-  // As lib/source.js's byteRange: a directory fails as a read would.
+  // As lib/engine/source.js's byteRange: a directory fails as a read would.
   if (S_ISDIR(st.mode)) return Fail(result, EISDIR, "read", nullptr);
   if (!S_ISREG(st.mode)) {
     result->not_regular = true;  // a pipe or a device: no length; JavaScript copies it
@@ -103,7 +103,7 @@ void OpenDestinationPath(const OpenSpec& spec, OpenedEnds* result) {
   result->out = UniqueFd(fd);
   FileStatus st;
   if (int err = FileStat(fd, &st)) return Fail(result, err, "fstat", spec.destination_path);
-  if (!S_ISREG(st.mode)) result->not_regular = true;  // /dev/null, a FIFO: see lib/pipe-file.js
+  if (!S_ISREG(st.mode)) result->not_regular = true;  // /dev/null, a FIFO: see lib/engine/pipe-file.js
 }
 
 napi_value NotRegularError(napi_env env) {

@@ -45,7 +45,7 @@ struct OpenSpec {
 };
 
 // A path as the JS wrapper received it (UTF-8 or a Buffer's bytes, no NUL:
-// lib/pipe-file.js checks), for TransferCore::New to copy; `given` false when
+// lib/engine/pipe-file.js checks), for TransferCore::New to copy; `given` false when
 // that end is a descriptor.
 struct Path {
   bool given = false;
@@ -96,7 +96,7 @@ void OpenDestinationPath(const OpenSpec& spec, OpenedEnds* result);
 napi_value NotRegularError(napi_env env);
 
 // Whether a transfer's failure with this errno means "the kernel cannot do it
-// for this pair" (lib/pipe-file.js then copies in JavaScript): the descriptors
+// for this pair" (lib/engine/pipe-file.js then copies in JavaScript): the descriptors
 // a transfer opened are then kept for that copy rather than closed.
 inline bool IsUnsupported(int error) {
   return error == EINVAL || error == ENOSYS || error == EOPNOTSUPP;

@@ -17,7 +17,7 @@ napi_value SystemError(napi_env env, int err, const char* syscall, const char* p
 // The source ended at `offset` with `missing` bytes of the range still unsent.
 napi_value TruncatedError(napi_env env, int64_t offset, int64_t missing);
 
-// Rejection for an aborted transfer; lib/sendfile.js turns it into an AbortError
+// Rejection for an aborted transfer; lib/engine/sendfile.js turns it into an AbortError
 // carrying the signal's reason.
 napi_value AbortedError(napi_env env);
 

@@ -67,7 +67,7 @@ Napi::Function Transfer::Init(Napi::Env env) {
                      registry);
 }
 
-// Options are validated by lib/sendfile.js; this only guards the types.
+// Options are validated by lib/engine/sendfile.js; this only guards the types.
 // new Transfer({ outFd, inFd, offset, length, chunkSize, onProgress?, head?,
 //                sourcePath?, destinationPath?, end? }): an end given as a path
 // has -1 as its descriptor; with a source path, `length` is fixed once it is

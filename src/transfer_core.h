@@ -151,7 +151,7 @@ class TransferCore {
   bool OpenPathsInPool();
   void CloseIfFinished();
   // Whether a failure leaves the descriptors this transfer opened to JavaScript
-  // (lib/pipe-file.js copies with them when the kernel cannot).
+  // (lib/engine/pipe-file.js copies with them when the kernel cannot).
   bool KeepsForJs(int error, int64_t moved) const {
     return opens_ && open_error_ == 0 && IsUnsupported(error) && done_ + moved == 0;
   }

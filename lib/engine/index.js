@@ -9,7 +9,7 @@ const { native, loadError, binary, zeroCopyAvailable } = require('./binding')
 const { sendfile } = require('./sendfile')
 const { pipeFile, sendRange } = require('./pipe-file')
 const { createReadStream } = require('./read-stream')
-const { socketFd } = require('./destination')
+const { socketFd, transportFd } = require('./destination')
 const { invalidArgType, invalidArgValue, truncatedError } = require('./errors')
 const { validateInteger, validateObject } = require('./validate')
 
@@ -23,6 +23,7 @@ module.exports = {
   // for lib/http: a range to a response's socket, and what it checks first
   sendRange,
   socketFd,
+  transportFd,
   native,
   // for zcopy doctor: the binary loaded (or refused), from where
   binary,

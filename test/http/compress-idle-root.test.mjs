@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import zlib from 'node:zlib'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { fdsUnder, listen, request } from '../fixtures/http/net.mjs'
+import { fdsUnder, listen, request } from '../support/http.mjs'
 
 const require = createRequire(import.meta.url)
 const { OpenFileCache } = require('../../lib/http/file-cache.js')

@@ -21,8 +21,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import tls from 'node:tls'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { tls as certs } from '../fixtures/http/net.mjs'
-import { native } from '../../lib/binding.js'
+import { tls as certs } from '../support/http.mjs'
+import { native } from '../../lib/engine/binding.js'
 
 // Without the addon (ZCOPY_NATIVE=0) nothing hands the C heap's free pages
 // back to the system (trimMemory): the RSS after the clients left is not bounded.

@@ -12,7 +12,7 @@ import { readdirSync } from 'node:fs'
 import http2 from 'node:http2'
 import https from 'node:https'
 import zcopy from '../../../lib/index.js'
-import { tls } from '../../fixtures/http/net.mjs'
+import { tls } from '../../support/http.mjs'
 
 const [kind, root] = process.argv.slice(2)
 const serve = zcopy.serveStatic(root)
