@@ -4,13 +4,11 @@
 // the compression threads (./worker.js, ./background.js); encode() here, zlib's
 // asynchronous API on libuv's pool, is the fallback where no thread can start.
 //
-// Levels: the best ratio that is affordable once per file. Measured on a 212 KiB
-// JavaScript bundle (docs/benchmarks.md): brotli 11 gives 41.2 KB for ~960 ms of
-// CPU per MiB, brotli 9 45.3 KB for ~100 ms/MiB, gzip 9 50.4 KB for ~31 ms/MiB
-// (gzip 6: 50.6 KB). A variant is made once and sent thousands of times, so
-// brotli 11 for files up to 1 MiB (at most about a second of one pool thread);
-// above that brotli 9, so that the 8 MiB cap costs under a second too. gzip
-// 9 and zstd 19 everywhere.
+// Levels: the best ratio that is affordable once per file (the sizes and the
+// CPU per MiB of each level are in docs/http.md, "Compressed variants"). A
+// variant is made once and sent thousands of times, so brotli 11 for files up
+// to 1 MiB (about a second of one thread at most); above that brotli 9, so that
+// the 8 MiB cap costs about as much. gzip 9 and zstd 19 everywhere.
 //
 // Deterministic: the parameters depend only on the coding and the file's size,
 // and gzip's header carries no time or name (zlib writes mtime 0), so the same
