@@ -386,7 +386,7 @@ function openingTransfer (target, signal, request, options) {
   const job = signal ? jobFor(target, signal) : null
   let handle = null
   const begin = (job) => {
-    handle = startOpeningTransfer(outFd, inFd, start, length, onProgress, head, job, ends)
+    handle = startOpeningTransfer({ outFd, inFd, offset: start, length, onProgress, head }, ends, job)
     return handle
   }
   return (job === null ? begin(null).done : job.run(begin)).then((bytes) => {

@@ -53,8 +53,9 @@ class NativeHandle {
   takeOpened () { return this.transfer.takeOpened() }
 }
 
-// startTransfer for pipeFile's file destinations, with either end given as a path
-// (and -1 as its descriptor): the addon opens it in the pool job that copies the
+// startTransfer for pipeFile's file destinations ({ outFd, inFd, offset, length,
+// onProgress, head }), with either end given as a path (and -1 as its
+// descriptor): the addon opens it in the pool job that copies the
 // first chunk and closes it in the one that copies the last, so a small copy is
 // one pool job, as fs.copyFile is. `ends` is { sourcePath, destinationPath, end }
 // (end inclusive, -1 for the end of the file); with a source path, `length` is
@@ -63,18 +64,10 @@ class NativeHandle {
 // device), and takeOpened() then hands over what it opened: [sourceFd,
 // destinationFd] (-1: none), the caller's to close; likewise after an
 // EINVAL/ENOSYS/ENOTSUP before any byte (a caller's O_APPEND descriptor).
-function startOpeningTransfer (outFd, inFd, offset, length, onProgress, head, job, ends) {
+function startOpeningTransfer ({ outFd, inFd, offset, length, onProgress, head }, ends, job) {
+  const { sourcePath, destinationPath, end } = ends
   return new NativeHandle(new native.Transfer({
-    outFd,
-    inFd,
-    offset,
-    length,
-    chunkSize: CHUNK_SIZE,
-    onProgress,
-    head,
-    sourcePath: ends.sourcePath,
-    destinationPath: ends.destinationPath,
-    end: ends.end
+    outFd, inFd, offset, length, chunkSize: CHUNK_SIZE, onProgress, head, sourcePath, destinationPath, end
   }), job)
 }
 

@@ -117,7 +117,7 @@ function pathSender ({ opts, prefix, handlerFor }) {
         }
         const found = await probe(handlerRoot, sentPath, options, handler.lookUp)
         if (found.type === 'file' && await misspelled(found, encoding)) return forbidden(reply)
-        if (found.type === 'file') return sendFound(request, reply, handler, found, pathname, sentPath, encoding, root, callOptions)
+        if (found.type === 'file') return sendFound(request, reply, { handler, found, pathname, sentPath, encoding, root, callOptions })
         tried.add(encoding)
         return retry(pathname, { checked: tried })
       }
@@ -125,7 +125,7 @@ function pathSender ({ opts, prefix, handlerFor }) {
 
     const found = await probe(handlerRoot, pathname, options, handler.lookUp)
     if (found.type !== 'error' && await misspelled(found)) return forbidden(reply)
-    if (found.type === 'file') return sendFound(request, reply, handler, found, pathname, sentPath, undefined, root, callOptions)
+    if (found.type === 'file') return sendFound(request, reply, { handler, found, pathname, sentPath, root, callOptions })
     if (found.type === 'directory') {
       if (opts.list) return sendList({ reply, dir: found.path, options: opts.list, route: pathname, prefix, dotfiles: opts.dotfiles })
       if (opts.redirect === true) return reply.redirect(redirectUrl(request.raw.url), 301)
@@ -162,7 +162,10 @@ function pathSender ({ opts, prefix, handlerFor }) {
     return leadingSlash ? '/' + posix : posix
   }
 
-  async function sendFound (request, reply, handler, found, pathname, sentPath, encoding, root, callOptions) {
+  // `chosen`: the file found, the handler (and its root) that found it, the
+  // request's pathname and the one sent (a precompressed sibling's, `encoding`).
+  async function sendFound (request, reply, chosen) {
+    const { handler, found, pathname, sentPath, encoding, root, callOptions } = chosen
     const onFile = callOptions !== undefined && 'onFile' in callOptions ? callOptions.onFile : opts.onFile
     if (allowedPath) {
       const asked = pathname.startsWith('/') ? path.posix.normalize(pathname) : pathname
