@@ -155,6 +155,14 @@ class Flight {
     let stalled = false
     if (this.calledBack !== this.writes) {
       const timer = setTimeout(() => {
+        // An HTTP/2 stream closed under its body (the client's session went
+        // away gracefully) waits to flush what it holds into a window that
+        // never opens; Node 20.17 and 22.5 then never emit 'close', the writes
+        // never call back, and the session stays: the stream is destroyed.
+        if (this.res instanceof http2.Http2ServerResponse && this.res.stream.closed) {
+          this.res.destroy()
+          return
+        }
         stalled = true
         this.stall()
         if (untilStall && this.wake !== null) {
