@@ -27,23 +27,24 @@ const ALLOWED = {
     rmSync: "at process exit only (an 'exit' listener): the store folders not removed yet",
     rmdirSync: "at process exit only (an 'exit' listener): the emptied base folder"
   },
+  'lib/http/compress/encoders.js': {
+    brotliCompressSync: 'encodeSync: only in the compression process (its own session, nice 19) or a compression thread',
+    gzipSync: 'encodeSync: only in the compression process (its own session, nice 19) or a compression thread',
+    zstdCompressSync: 'encodeSync: only in the compression process (its own session, nice 19) or a compression thread'
+  },
+  'lib/http/compress/read-source.js': {
+    fstatSync: 'only in the compression process or a compression thread: the source after its read',
+    readSync: 'only in the compression process or a compression thread: the source'
+  },
   'lib/http/compress/process.js': {
-    brotliCompressSync: 'in the compression process (its own session, nice 19), not the server',
     closeSync: 'in the compression process: the source it reopened',
-    fstatSync: 'in the compression process: the source after its read',
-    gzipSync: 'in the compression process (its own session, nice 19), not the server',
+    encodeSync: 'in the compression process (its own session, nice 19), not the server',
     openSync: 'in the compression process: the source, through /proc/PID/fd, O_NONBLOCK',
-    readSync: 'in the compression process: the source',
-    writeFileSync: 'once, in the compression process: /proc/self/autogroup (procfs)',
-    zstdCompressSync: 'in the compression process (its own session, nice 19), not the server'
+    writeFileSync: 'once, in the compression process: /proc/self/autogroup (procfs)'
   },
   'lib/http/compress/worker.js': {
-    brotliCompressSync: 'in a compression thread of its own (nice 19), never on the event loop',
-    fstatSync: 'in a compression thread: the source after its read',
-    gzipSync: 'in a compression thread of its own (nice 19), never on the event loop',
-    readSync: 'in a compression thread: the source, from the descriptor the cache holds open',
-    readlinkSync: 'once per compression thread: /proc/thread-self (procfs, in memory)',
-    zstdCompressSync: 'in a compression thread of its own (nice 19), never on the event loop'
+    encodeSync: 'in a compression thread of its own (nice 19), never on the event loop',
+    readlinkSync: 'once per compression thread: /proc/thread-self (procfs, in memory)'
   },
   'lib/http/descriptor-limit.js': { readFileSync: 'once per process: /proc/self/limits (procfs, never on disk)' },
   'lib/http/open-confined.js': {

@@ -29,14 +29,24 @@ function brotliParams (size) {
   }
 }
 
+const GZIP = { level: 9 }
+const ZSTD = () => ({
+  params: { [zlib.constants.ZSTD_c_compressionLevel]: 19, [zlib.constants.ZSTD_c_checksumFlag]: 0 }
+})
+
 const ENCODERS = {
   br: (bytes, done) => zlib.brotliCompress(bytes, brotliParams(bytes.length), done),
-  gzip: (bytes, done) => zlib.gzip(bytes, { level: 9 }, done)
+  gzip: (bytes, done) => zlib.gzip(bytes, GZIP, done)
 }
 if (typeof zlib.zstdCompress === 'function') {
-  ENCODERS.zstd = (bytes, done) => zlib.zstdCompress(bytes, {
-    params: { [zlib.constants.ZSTD_c_compressionLevel]: 19, [zlib.constants.ZSTD_c_checksumFlag]: 0 }
-  }, done)
+  ENCODERS.zstd = (bytes, done) => zlib.zstdCompress(bytes, ZSTD(), done)
+}
+
+// The same, with zlib's synchronous API (the compression process and threads).
+const SYNC_ENCODERS = {
+  br: (bytes) => zlib.brotliCompressSync(bytes, brotliParams(bytes.length)),
+  gzip: (bytes) => zlib.gzipSync(bytes, GZIP),
+  zstd: (bytes) => zlib.zstdCompressSync(bytes, ZSTD())
 }
 
 // What this Node can make, in the server's order of preference (br first: the
@@ -50,4 +60,9 @@ function encode (encoding, bytes) {
   })
 }
 
-module.exports = { AVAILABLE, encode, brotliParams }
+// → `bytes` compressed into `encoding`, on this thread.
+function encodeSync (encoding, bytes) {
+  return SYNC_ENCODERS[encoding](bytes)
+}
+
+module.exports = { AVAILABLE, encode, encodeSync, brotliParams }

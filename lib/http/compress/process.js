@@ -18,10 +18,8 @@
 
 const fs = require('node:fs')
 const os = require('node:os')
-const zlib = require('node:zlib')
-const { brotliParams } = require('./encoders')
-
-const READ_CHUNK = 1024 * 1024
+const { encodeSync } = require('./encoders')
+const { readSource } = require('./read-source')
 
 function lowerPriority () {
   let lowered = 'none'
@@ -36,26 +34,11 @@ function lowerPriority () {
   return lowered
 }
 
-const COMPRESS = {
-  br: (bytes) => zlib.brotliCompressSync(bytes, brotliParams(bytes.length)),
-  gzip: (bytes) => zlib.gzipSync(bytes, { level: 9 }),
-  zstd: (bytes) => zlib.zstdCompressSync(bytes, {
-    params: { [zlib.constants.ZSTD_c_compressionLevel]: 19, [zlib.constants.ZSTD_c_checksumFlag]: 0 }
-  })
-}
-
-function readSource (pid, fd, size) {
+// The source through the server's descriptor: /proc/PID/fd/FD.
+function readServerFile (pid, fd, size) {
   const own = fs.openSync(`/proc/${pid}/fd/${fd}`, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
   try {
-    const bytes = Buffer.allocUnsafe(size)
-    let read = 0
-    while (read < size) {
-      const n = fs.readSync(own, bytes, read, Math.min(size - read, READ_CHUNK), read)
-      if (n === 0) return null
-      read += n
-    }
-    const { dev, ino, size: now, mtimeMs, ctimeMs } = fs.fstatSync(own)
-    return { bytes, stat: { dev, ino, size: now, mtimeMs, ctimeMs } }
+    return readSource(own, size)
   } finally {
     fs.closeSync(own)
   }
@@ -64,9 +47,9 @@ function readSource (pid, fd, size) {
 process.on('disconnect', () => process.exit(0))
 process.on('message', ({ id, encoding, pid, fd, size }) => {
   try {
-    const source = readSource(pid, fd, size)
+    const source = readServerFile(pid, fd, size)
     if (source === null) return process.send({ id, short: true })
-    process.send({ id, out: COMPRESS[encoding](source.bytes), stat: source.stat })
+    process.send({ id, out: encodeSync(encoding, source.bytes), stat: source.stat })
   } catch (err) {
     process.send({ id, error: { message: err.message, code: err.code } })
   }

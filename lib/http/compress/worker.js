@@ -17,10 +17,8 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const { parentPort } = require('node:worker_threads')
-const zlib = require('node:zlib')
-const { brotliParams } = require('./encoders')
-
-const READ_CHUNK = 1024 * 1024
+const { encodeSync } = require('./encoders')
+const { readSource } = require('./read-source')
 
 function lowerPriority () {
   try {
@@ -30,28 +28,6 @@ function lowerPriority () {
   } catch {
     return false // no procfs, or not Linux: the thread keeps the process's priority
   }
-}
-
-const COMPRESS = {
-  br: (bytes) => zlib.brotliCompressSync(bytes, brotliParams(bytes.length)),
-  gzip: (bytes) => zlib.gzipSync(bytes, { level: 9 }),
-  zstd: (bytes) => zlib.zstdCompressSync(bytes, {
-    params: { [zlib.constants.ZSTD_c_compressionLevel]: 19, [zlib.constants.ZSTD_c_checksumFlag]: 0 }
-  })
-}
-
-// → the `size` bytes of the file open as `fd` and its fstat after the read
-// (what identifies its version), or null when it had fewer bytes.
-function readSource (fd, size) {
-  const bytes = Buffer.allocUnsafe(size)
-  let read = 0
-  while (read < size) {
-    const n = fs.readSync(fd, bytes, read, Math.min(size - read, READ_CHUNK), read)
-    if (n === 0) return null
-    read += n
-  }
-  const { dev, ino, size: now, mtimeMs, ctimeMs } = fs.fstatSync(fd)
-  return { bytes, stat: { dev, ino, size: now, mtimeMs, ctimeMs } }
 }
 
 parentPort.postMessage({ ready: true, lowered: lowerPriority() })
@@ -64,7 +40,7 @@ parentPort.on('message', ({ id, encoding, bytes, fd, size }) => {
       bytes = source.bytes
       stat = source.stat
     }
-    const out = COMPRESS[encoding](Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes))
+    const out = encodeSync(encoding, Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes))
     const copy = out.buffer.slice(out.byteOffset, out.byteOffset + out.length)
     parentPort.postMessage({ id, out: copy, stat }, [copy])
   } catch (err) {
