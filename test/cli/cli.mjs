@@ -8,7 +8,8 @@ export const CLI = fileURLToPath(new URL('../../bin/zcopy.js', import.meta.url))
 
 // Starts the CLI (`cli`: another copy's bin/zcopy.js) in a process group of its
 // own (see groupAlive); `output()` resolves with { code, signal, stdout, stderr }
-// once it exits.
+// once it has exited and its stdout and stderr are read to their end ('close':
+// at 'exit' the last of its output may still be in the pipes).
 export function startCli (args, { env = {}, cli = CLI } = {}) {
   const child = spawn(process.execPath, [cli, ...args], {
     env: { ...process.env, ...env },
@@ -19,12 +20,12 @@ export function startCli (args, { env = {}, cli = CLI } = {}) {
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk })
   child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
-  const exited = once(child, 'exit')
+  const closed = once(child, 'close')
   return {
     child,
     stdout: () => stdout,
     async output () {
-      const [code, signal] = await exited
+      const [code, signal] = await closed
       return { code, signal, stdout, stderr }
     }
   }
