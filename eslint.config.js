@@ -82,7 +82,10 @@ module.exports = [
       // (`while (!stop) await ...`), which this rule cannot see.
       'no-unmodified-loop-condition': 'off',
       // `cond ? null : {` with the object literal on the following lines.
-      '@stylistic/multiline-ternary': 'off'
+      '@stylistic/multiline-ternary': 'off',
+      // A longer list goes in an object (a transfer's spec, startTransfer's
+      // arguments): named at the call, in any order.
+      'max-params': ['error', 5]
     }
   },
   {

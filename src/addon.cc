@@ -1,5 +1,7 @@
 // zcopy native addon: exports the Transfer class (transfer.h), openBeneath,
-// lookupBeneath and close (open_beneath.h), setCork (socket_cork.h), socketRoom (socket_room.h), trimMemory (memory_trim.h) and probeKernel (probe.h).
+// lookupBeneath and close (open_beneath.h), setCork (socket_cork.h),
+// socketRoom (socket_room.h), trimMemory (memory_trim.h) and probeKernel
+// (probe.h).
 #include <napi.h>
 
 #include "memory_trim.h"

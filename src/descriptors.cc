@@ -7,10 +7,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <utility>
 
 #include "file_stat.h"
 #include "linux_abi.h"
@@ -61,6 +63,24 @@ unsigned SystemUnsentLimit() {
     return value;
   }();
   return limit;
+}
+
+// open(2), called again on EINTR (a FIFO's open waits, and a signal may come).
+UniqueFd OpenRetrying(const char* path, int flags, mode_t mode) {
+  int fd;
+  do {
+    fd = open(path, flags, mode);
+  } while (fd < 0 && errno == EINTR);
+  return UniqueFd(fd);
+}
+
+// Records a failed open of a transfer's ends; nothing is left open.
+void Fail(OpenedEnds* result, int error, const char* syscall, const char* path) {
+  result->in.Reset();
+  result->out.Reset();
+  result->error = error;
+  result->syscall = syscall;
+  result->path = path;
 }
 
 }  // namespace
@@ -127,6 +147,34 @@ int DuplicateSource(int fd, bool sent_from, UniqueFd* in) {
     if (S_ISDIR(mode)) return EISDIR;
   }
   return DupCloexec(fd, in);
+}
+
+void OpenSourcePath(const OpenSpec& spec, OpenedEnds* result) {
+  if (spec.source_path == nullptr) return;
+  UniqueFd fd = OpenRetrying(spec.source_path, O_RDONLY | O_CLOEXEC, 0);
+  if (!fd.Valid()) return Fail(result, errno, "open", spec.source_path);
+  result->in = std::move(fd);
+  FileStatus st;
+  if (int err = FileStat(result->in.Get(), &st)) return Fail(result, err, "fstat", spec.source_path);
+  // As lib/engine/source.js's byteRange: a directory fails as a read would.
+  if (S_ISDIR(st.mode)) return Fail(result, EISDIR, "read", nullptr);
+  if (!S_ISREG(st.mode)) {
+    result->not_regular = true;  // a pipe or a device: no length; JavaScript copies it
+    return;
+  }
+  const int64_t size = st.size;
+  const int64_t last = spec.end < 0 ? size - 1 : std::min(spec.end, size - 1);
+  result->length = std::max<int64_t>(0, last - spec.start + 1);
+}
+
+void OpenDestinationPath(const OpenSpec& spec, OpenedEnds* result) {
+  if (spec.destination_path == nullptr || result->error != 0 || result->not_regular) return;
+  UniqueFd fd = OpenRetrying(spec.destination_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (!fd.Valid()) return Fail(result, errno, "open", spec.destination_path);
+  result->out = std::move(fd);
+  FileStatus st;
+  if (int err = FileStat(result->out.Get(), &st)) return Fail(result, err, "fstat", spec.destination_path);
+  if (!S_ISREG(st.mode)) result->not_regular = true;  // /dev/null, a FIFO: see lib/engine/pipe-file.js
 }
 
 }  // namespace zcopy

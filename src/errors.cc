@@ -60,4 +60,8 @@ napi_value AbortedError(napi_env env) {
   return error;
 }
 
+napi_value NotRegularError(napi_env env) {
+  return WithCode(env, "Not a regular file: handed to the JavaScript copy", "ERR_ZCOPY_NOT_REGULAR");
+}
+
 }  // namespace zcopy

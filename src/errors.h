@@ -21,4 +21,8 @@ napi_value TruncatedError(napi_env env, int64_t offset, int64_t missing);
 // carrying the signal's reason.
 napi_value AbortedError(napi_env env);
 
+// The rejection of a transfer that stopped to hand the descriptors it opened to
+// JavaScript (code ERR_ZCOPY_NOT_REGULAR; never seen by users).
+napi_value NotRegularError(napi_env env);
+
 }  // namespace zcopy

@@ -36,7 +36,8 @@ Napi::Value SocketRoomJs(const Napi::CallbackInfo& info) {
   if (fd < 0) return Napi::Number::New(env, -1);
   uint32_t meminfo[SK_MEMINFO_VARS] = {};
   socklen_t length = sizeof meminfo;
-  if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, meminfo, &length) == 0 && length > SK_MEMINFO_WMEM_QUEUED * sizeof(uint32_t)) {
+  if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, meminfo, &length) == 0 &&
+      length > SK_MEMINFO_WMEM_QUEUED * sizeof(uint32_t)) {
     const double size = meminfo[SK_MEMINFO_SNDBUF];
     const double queued = meminfo[SK_MEMINFO_WMEM_QUEUED];
     return Napi::Number::New(env, size > queued ? size - queued : 0);

@@ -7,7 +7,7 @@
 #include <new>
 #include <string>
 
-#include "copy_range.h"
+#include "descriptors.h"
 #include "env_registry.h"
 #include "transfer_core.h"
 

@@ -21,8 +21,8 @@
 //
 // The files of a transfer: transfer.h/.cc this wrapper and its options;
 // transfer_core.h/.cc the state machine; env_registry.h/.cc the registry and
-// its teardown hook; descriptors.h/.cc what is asked of the given descriptors
-// and their private duplicates; copy_range.h/.cc ends given as paths and the
+// its teardown hook; descriptors.h/.cc what is asked of the given descriptors,
+// their private duplicates and the ends given as paths; copy_range.h/.cc the
 // file-to-file copy; loop_scope.h the scopes of a libuv callback; tuning.h the
 // figures it is tuned by.
 #pragma once

@@ -432,7 +432,7 @@ void TransferCore::WorkCallback(uv_work_t* req) {
   self->CloseIfFinished();
 }
 
-// Pool thread, first job of a transfer given paths: opens them (copy_range.cc).
+// Pool thread, first job of a transfer given paths: opens them (descriptors.cc).
 // False when there is nothing to copy: the open failed, found a FIFO or a
 // device, or an abort took the transfer over meanwhile.
 bool TransferCore::OpenPathsInPool() {

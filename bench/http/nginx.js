@@ -25,7 +25,7 @@ function nginxVersion () {
   return status === 0 ? /nginx\/(\S+)/.exec(stderr)?.[1] : undefined
 }
 
-function config (root, port, prefix, workers, tls, { types, directives }) {
+function config (root, port, prefix, { workers, tls, types, directives }) {
   const listen = tls
     ? `listen 127.0.0.1:${port} ssl${tls.http2 ? ' http2' : ''};\n    ssl_certificate ${tls.cert};\n    ssl_certificate_key ${tls.key};\n    ssl_protocols TLSv1.3;\n    ssl_session_cache shared:SSL:10m;`
     : `listen 127.0.0.1:${port};`
@@ -65,7 +65,7 @@ http {
 // more directives (e.g. gzip's).
 async function startNginx (root, port, workers = 1, tls = null, { types = 'application/octet-stream bin;', directives = '' } = {}) {
   const prefix = mkdtempSync(join(tmpdir(), 'zcopy-nginx-'))
-  writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix, workers, tls, { types, directives }))
+  writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix, { workers, tls, types, directives }))
   const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: 'inherit' })
   const failure = await Promise.race([
     waitForPort(port, child).then((ready) => ready ? null : new Error('nginx did not start listening within 5 s')),

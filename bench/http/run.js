@@ -268,12 +268,12 @@ async function main () {
     const plain = columns.filter(({ name }) => !isCompressedCase(name))
     if (plain.length > 0) {
       const zcopys = servers ? kinds.filter((kind) => kind.startsWith('zcopy')) : [workers === null ? ZCOPY : ZCOPY_SERVE]
-      printTables(results, plain.map(({ label }) => label), kinds, rounds, zcopys, unit)
+      printTables({ results, cases: plain.map(({ label }) => label), kinds, rounds }, zcopys, unit)
     }
     const squeezed = columns.filter(({ name }) => isCompressedCase(name))
     if (squeezed.length > 0) {
       console.log('\ncompressed text (zcopy serve compresses once, the others send siblings built beforehand):')
-      printTables(results, squeezed.map(({ label }) => label), kindsOf(compressed), rounds, [ZCOPY_SERVE], unit)
+      printTables({ results, cases: squeezed.map(({ label }) => label), kinds: kindsOf(compressed), rounds }, [ZCOPY_SERVE], unit)
     }
     if (memory && !servers) await measureMemory(root)
   } finally {

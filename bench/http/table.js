@@ -44,8 +44,10 @@ function ratio (kindRuns, baseRuns) {
   return ratios.every(Number.isFinite) ? formatRatios(ratios) : 'n/a'
 }
 
-// `zcopys`: the zcopy rows each other server is compared with.
-function printTables (results, cases, kinds, rounds, zcopys, unit = REQUESTS) {
+// `table`: { results, cases, kinds, rounds }, results[case][kind] the runs of
+// each round; `zcopys`: the zcopy rows each other server is compared with.
+function printTables (table, zcopys, unit = REQUESTS) {
+  const { results, cases, kinds, rounds } = table
   const runs = (name, kind) => results[name][kind]
   let errors = false
   const cell = (name, kind) => {
@@ -68,8 +70,8 @@ function printTables (results, cases, kinds, rounds, zcopys, unit = REQUESTS) {
     console.log(row('zcopy (Express) ÷ express.static', cases.map((name) => ratio(runs(name, 'zcopy (Express)'), runs(name, 'express.static')))))
   }
   if (errors) console.log('\ncells marked * had errors or non-2xx responses in some round (see the log above)')
-  printCpuTable(results, cases, kinds, rounds, 'cpu', `server CPU µs/${unit.per}, user + system`)
-  printCpuTable(results, cases, kinds, rounds, 'clientCpu', `load generator CPU µs/${unit.per} (while loading that server), user + system`)
+  printCpuTable(table, 'cpu', `server CPU µs/${unit.per}, user + system`)
+  printCpuTable(table, 'clientCpu', `load generator CPU µs/${unit.per} (while loading that server), user + system`)
 }
 
 function formatCpu ({ user, system }) {
@@ -85,8 +87,8 @@ function medianCpu (runs, field) {
 }
 
 // CPU per request, µs: total (user + system), of `field` ('cpu': the server's,
-// 'clientCpu': the load generator's).
-function printCpuTable (results, cases, kinds, rounds, field, title) {
+// 'clientCpu': the load generator's), for printTables' `table`.
+function printCpuTable ({ results, cases, kinds, rounds }, field, title) {
   const cells = kinds.map((kind) => cases.map((name) => medianCpu(results[name][kind], field)))
   if (cells.every((cpus) => cpus.every((cpu) => cpu === null))) return
   const of = rounds > 1 ? `, median of ${rounds} rounds` : ''

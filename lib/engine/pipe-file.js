@@ -78,14 +78,18 @@ function progress (onProgress) {
   return state
 }
 
-// sendfile from `inFd` to a descriptor, falling back to the JS loop when the
-// kernel refuses the pair. It owns what a transfer to a descriptor carries from
-// step to step: the job, the source, the payload and the progress tracker.
+// What every path below moves, given to each as one object (a spec): { job,
+// inFd, payload, tracker }, the transfer's Job, the source descriptor, the
+// range and head, and the progress tracker.
+
+// sendfile from the spec's `inFd` to a descriptor, falling back to the JS loop
+// when the kernel refuses the pair. It owns what a transfer to a descriptor
+// carries from step to step: the spec's job, source, payload and tracker.
 // Plain promise chains rather than async functions, and one .then for the
 // whole step: a small file sent from the event loop passes through here on
 // every HTTP request, and each async frame costs a promise and a suspension.
 class DescriptorTransfer {
-  constructor (job, inFd, payload, tracker) {
+  constructor ({ job, inFd, payload, tracker }) {
     this.job = job
     this.inFd = inFd
     this.payload = payload
@@ -94,8 +98,9 @@ class DescriptorTransfer {
 
   to (outFd) {
     const { job, inFd } = this
-    const { start, length, head } = this.payload
-    return job.run((job) => startTransfer(outFd, inFd, start, length, this.tracker.report, head, job)).then((bytes) => {
+    const { start: offset, length, head } = this.payload
+    const onProgress = this.tracker.report
+    return job.run((job) => startTransfer({ outFd, inFd, offset, length, onProgress, head }, job)).then((bytes) => {
       this.settle()
       return { bytes, zeroCopy: zeroCopyAvailable }
     }, (err) => {
@@ -105,7 +110,7 @@ class DescriptorTransfer {
       }
       if (!UNSUPPORTED.has(err.code) || this.tracker.bytes > 0 || job.aborted) return this.fail(err)
       const rest = head === null ? null : head.subarray(job.current.headWritten())
-      return job.run((job) => startFallbackTransfer(outFd, inFd, start, length, this.tracker.report, rest, job)).then((bytes) => {
+      return job.run((job) => startFallbackTransfer({ outFd, inFd, offset, length, onProgress, head: rest }, job)).then((bytes) => {
         this.settle()
         return { bytes, zeroCopy: false }
       }, (err) => this.fail(err))
@@ -127,12 +132,12 @@ class DescriptorTransfer {
   }
 }
 
-// sendfile to a socket's descriptor, under a hold on its writes (holdSocket):
-// the hold is released when the transfer settles, and a failure destroys the
-// socket (its peer got a partial body).
+// sendfile to a socket's descriptor (a spec, and { socket, hold }), under a
+// hold on its writes (holdSocket): the hold is released when the transfer
+// settles, and a failure destroys the socket (its peer got a partial body).
 class SocketTransfer extends DescriptorTransfer {
-  constructor (job, socket, hold, inFd, payload, tracker) {
-    super(job, inFd, payload, tracker)
+  constructor (spec, { socket, hold }) {
+    super(spec)
     this.socket = socket
     this.hold = hold
   }
@@ -173,7 +178,7 @@ class SocketTransfer extends DescriptorTransfer {
     const rest = { start: start + sent, length: length - sent, head: headRest !== null && headRest.length > 0 ? headRest : null }
     const after = { get bytes () { return tracker.bytes }, report: (bytes) => tracker.report(sent + bytes) }
     hold.release() // the socket's writes are the transfer's now; the job is finished below
-    return toStream(job, socket, inFd, rest, after).then(({ bytes }) => {
+    return toStream({ job, inFd, payload: rest, tracker: after }, socket).then(({ bytes }) => {
       this.settle()
       return { bytes: sent + bytes, zeroCopy: false }
     }, (err) => this.fail(err))
@@ -240,13 +245,14 @@ function rearmingTimeout (socket, tracker) {
   }
 }
 
-async function toFileStream (job, stream, inFd, payload, tracker) {
+async function toFileStream (spec, stream) {
+  const { job, payload } = spec
   if (stream.fd === null) await job.wait(once(stream, 'ready'))
   // Its queued writes first; with none queued or in flight, no barrier (a write
   // of nothing would cost a thread-pool round trip).
   if (stream.writableLength > 0 || stream.destroyed || stream.writableEnded) await job.wait(flushed(stream, '', null))
   try {
-    const result = await new DescriptorTransfer(job, inFd, payload, tracker).to(stream.fd)
+    const result = await new DescriptorTransfer(spec).to(stream.fd)
     stream.bytesWritten += (payload.head === null ? 0 : payload.head.length) + result.bytes
     return result
   } catch (err) {
@@ -255,11 +261,11 @@ async function toFileStream (job, stream, inFd, payload, tracker) {
   }
 }
 
-async function toPath (job, path, inFd, payload, tracker) {
+async function toPath (spec, path) {
   const handle = await fsp.open(path, 'w')
   try {
-    job.check()
-    return await deliver(job, { kind: 'fd', fd: handle.fd }, null, inFd, payload, tracker)
+    spec.job.check()
+    return await deliver(spec, { kind: 'fd', fd: handle.fd }, null)
   } finally {
     await handle.close()
   }
@@ -269,14 +275,15 @@ async function toPath (job, path, inFd, payload, tracker) {
 // the JS loop with fs.write on the caller's fd, never a stream around it (a
 // destroyed stream would take the fd, or throw EBADF/ERR_STREAM_DESTROYED from a
 // write still in flight).
-function toCallerFd (job, fd, inFd, payload, tracker) {
-  return job.run((job) => startFallbackTransfer(fd, inFd, 0, null, tracker.report, payload.head, job))
+function toCallerFd ({ job, inFd, payload, tracker }, fd) {
+  const { head } = payload
+  return job.run((job) => startFallbackTransfer({ outFd: fd, inFd, offset: 0, length: null, onProgress: tracker.report, head }, job))
     .then((bytes) => ({ bytes, zeroCopy: false }))
 }
 
 // Any Writable, through stream-copy.js; an abort destroys the destination (as a
 // failed copy does) and does not wait for a read of a pipe that has no data.
-function toStream (job, stream, inFd, payload, tracker) {
+function toStream ({ job, inFd, payload, tracker }, stream) {
   const { start, length, head } = payload
   job.check()
   const stop = new AbortController() // a read of a pipe ends with the abort too
@@ -287,25 +294,26 @@ function toStream (job, stream, inFd, payload, tracker) {
   })
 }
 
-// Picks the path for a classified destination; a non-regular source (a pipe, a
-// device) has no fixed length for sendfile and always goes through streams or
-// the JS loop.
-function deliver (job, target, hold, inFd, payload, tracker) {
+// Moves a spec to a classified destination, picking the path; `hold` is the
+// socket's from holdFor, or null. A non-regular source (a pipe, a device) has
+// no fixed length for sendfile and always goes through streams or the JS loop.
+function deliver (spec, target, hold) {
+  const { regular } = spec.payload
   switch (target.kind) {
     case 'path':
-      return toPath(job, target.path, inFd, payload, tracker)
+      return toPath(spec, target.path)
     case 'fd':
-      if (payload.regular) return new DescriptorTransfer(job, inFd, payload, tracker).to(target.fd)
-      return toCallerFd(job, target.fd, inFd, payload, tracker)
+      if (regular) return new DescriptorTransfer(spec).to(target.fd)
+      return toCallerFd(spec, target.fd)
     case 'socket':
-      if (hold && payload.regular) return new SocketTransfer(job, target.stream, hold, inFd, payload, tracker).start()
+      if (hold && regular) return new SocketTransfer(spec, { socket: target.stream, hold }).start()
       if (hold) hold.release()
-      return toStream(job, target.stream, inFd, payload, tracker)
+      return toStream(spec, target.stream)
     case 'file-stream':
-      if (payload.regular && supportsZeroCopy(target)) return toFileStream(job, target.stream, inFd, payload, tracker)
-      return toStream(job, target.stream, inFd, payload, tracker)
+      if (regular && supportsZeroCopy(target)) return toFileStream(spec, target.stream)
+      return toStream(spec, target.stream)
     default:
-      return toStream(job, target.stream, inFd, payload, tracker)
+      return toStream(spec, target.stream)
   }
 }
 
@@ -399,23 +407,30 @@ function openingTransfer (target, signal, request, options) {
       throw err
     }
     const owner = job === null ? jobFor(target, null) : job
-    return owner.finishAfter(handOver(owner, err, handle, { inFd, inOpened, outOpened }, target, options, progress(onProgress)))
+    return owner.finishAfter(handOver(owner, err, { handle, inFd, inOpened, outOpened }, target, options))
   })
 }
 
 // The addon stopped before any byte and handed over what it opened: a FIFO or a
 // device (ERR_ZCOPY_NOT_REGULAR) goes the classic way on those descriptors; a
 // pair the kernel refuses (a caller's O_APPEND descriptor) through the JS loop.
-// Closes what was handed over (the destination first, as toPath does).
-async function handOver (job, err, handle, { inFd, inOpened, outOpened }, target, { start, end, head }, tracker) {
+// `handed` is the addon's handle and { inFd, inOpened, outOpened } (-1: not
+// opened by it). Closes what was handed over (the destination first, as toPath
+// does).
+async function handOver (job, err, { handle, inFd, inOpened, outOpened }, target, { start, end, head, onProgress }) {
+  const tracker = progress(onProgress)
   const destination = outOpened >= 0 ? { kind: 'fd', fd: outOpened } : target
   if (inOpened >= 0) inFd = inOpened
   try {
     job.check()
     const range = byteRange(fs.fstatSync(inFd), start, end)
-    if (err.code === 'ERR_ZCOPY_NOT_REGULAR') return await deliver(job, destination, null, inFd, { ...range, head }, tracker)
+    if (err.code === 'ERR_ZCOPY_NOT_REGULAR') {
+      return await deliver({ job, inFd, payload: { ...range, head }, tracker }, destination, null)
+    }
     const rest = head === null ? null : head.subarray(handle.headWritten())
-    const bytes = await job.run((job) => startFallbackTransfer(destination.fd, inFd, start, range.length, tracker.report, rest, job))
+    const outFd = destination.fd
+    const { length } = range
+    const bytes = await job.run((job) => startFallbackTransfer({ outFd, inFd, offset: start, length, onProgress: tracker.report, head: rest }, job))
     return { bytes, zeroCopy: false }
   } finally {
     if (outOpened >= 0) await close(outOpened)
@@ -448,7 +463,7 @@ async function classicTransfer (source, target, { start, end, head, signal, onPr
     // fstat of an open descriptor reads the in-memory inode, never the disk:
     // done inline, it saves small transfers a thread-pool round trip.
     const payload = { ...byteRange(fs.fstatSync(file.fd), start, end), head }
-    return await deliver(job, target, hold, file.fd, payload, progress(onProgress))
+    return await deliver({ job, inFd: file.fd, payload, tracker: progress(onProgress) }, target, hold)
   } finally {
     job.finish()
     if (hold) hold.release()
@@ -473,7 +488,7 @@ function sendRange (fd, start, length, destination, head = null) {
   const job = jobFor(target, null)
   const hold = holdFor(target)
   const tracker = progress()
-  const sending = deliver(job, target, hold, fd, { start, length, regular: true, head }, tracker)
+  const sending = deliver({ job, inFd: fd, payload: { start, length, regular: true, head }, tracker }, target, hold)
   // The socket path settles through its hold, which finishes the job.
   const settled = hold !== null ? sending : job.finishAfter(sending)
   return settled.catch((err) => {

@@ -20,8 +20,9 @@ const {
 // holds a pool thread for long, large enough that the hops are noise.
 const CHUNK_SIZE = 4 * 1024 * 1024
 
-// Starts a transfer and returns { done, abort, headWritten, settled }. `head` (a
-// Buffer or null) is written before the file's bytes, in the same packet on a
+// Starts a transfer of { outFd, inFd, offset, length, onProgress, head } and
+// returns { done, abort, headWritten, settled }. `head` (a Buffer, or null or
+// absent for none) is written before the file's bytes, in the same packet on a
 // socket; `done` resolves with the file bytes moved, and headWritten() tells how
 // much of the head is out. `done` rejects with code 'ABORT_ERR' after abort().
 // settled() is true when `done` is already settled: a small cached range was sent
@@ -31,11 +32,10 @@ const CHUNK_SIZE = 4 * 1024 * 1024
 // socket) to abort(), and only when settled() is false. `job` (optional) gets the
 // transfer's abort before start() runs, so an abort from inside onProgress during
 // start() reaches it.
-function startTransfer (outFd, inFd, offset, length, onProgress, head = null, job = null) {
-  if (native) {
-    return new NativeHandle(new native.Transfer({ outFd, inFd, offset, length, chunkSize: CHUNK_SIZE, onProgress, head }), job)
-  }
-  return startFallbackTransfer(outFd, inFd, offset, length, onProgress, head, job)
+function startTransfer (args, job = null) {
+  if (!native) return startFallbackTransfer(args, job)
+  const { outFd, inFd, offset, length, onProgress, head = null } = args
+  return new NativeHandle(new native.Transfer({ outFd, inFd, offset, length, chunkSize: CHUNK_SIZE, onProgress, head }), job)
 }
 
 // The handle of a native transfer (see startTransfer), started by the constructor.
@@ -71,10 +71,11 @@ function startOpeningTransfer ({ outFd, inFd, offset, length, onProgress, head }
   }), job)
 }
 
-// The pure-JS copy loop behind the same interface (also used where the kernel
-// refuses a descriptor pair, and with `length` null for a non-regular source).
+// The pure-JS copy loop behind the same interface, with the same arguments
+// (also used where the kernel refuses a descriptor pair, and with `length` null
+// for a non-regular source).
 // `inFlight.read`: see fallback.js; the Job takes it into account in idle().
-function startFallbackTransfer (outFd, inFd, offset, length, onProgress, head = null, job = null) {
+function startFallbackTransfer ({ outFd, inFd, offset, length, onProgress, head = null }, job = null) {
   const controller = new AbortController()
   let headWritten = 0
   const onHeadWritten = (bytes) => { headWritten = bytes }
@@ -262,7 +263,7 @@ function sendfile (outFd, inFd, offset, length, options = {}) {
 
   if (signal && signal.aborted) return Promise.reject(abortError(signal))
   const job = new Job(signal)
-  const done = job.run((job) => startTransfer(outFd, inFd, offset, length, onProgress, null, job))
+  const done = job.run((job) => startTransfer({ outFd, inFd, offset, length, onProgress, head: null }, job))
   if (signal === null || signal === undefined) return done
   return job.finishAfter(done)
 }

@@ -254,7 +254,8 @@ async function takePieces (bytes, hangup) {
 // Reads up to `bytes` bytes at `position` into pieces and writes them to res.
 // → Promise of the bytes written (0: the client went away). Every piece goes back
 // to the pool, now or once written.
-async function readAndWrite (fd, position, bytes, flight, hangup, sent) {
+async function readAndWrite (fd, position, bytes, flight, sent) {
+  const { hangup } = flight
   const pieces = await takePieces(bytes, hangup)
   if (pieces === null) return 0
   const wanted = Math.min(bytes, pieces.length * PIECE_SIZE) // the budget may give fewer
@@ -302,7 +303,7 @@ async function copyToResponse (fd, start, length, res, hangup) {
       if (!(await flight.land(done))) return gone(done)
       continue
     }
-    const written = await readAndWrite(fd, start + done, size, flight, hangup, done)
+    const written = await readAndWrite(fd, start + done, size, flight, done)
     if (written === 0) return gone(done)
     done += written
   }

@@ -48,7 +48,7 @@ test('ratios are the median of the per-round ratios, with their min–max', asyn
   const log = console.log
   console.log = (line) => lines.push(line)
   try {
-    printTables(results, ['1m'], ['zcopy serve', 'nginx'], 3, ['zcopy serve'])
+    printTables({ results, cases: ['1m'], kinds: ['zcopy serve', 'nginx'], rounds: 3 }, ['zcopy serve'])
   } finally {
     console.log = log
   }

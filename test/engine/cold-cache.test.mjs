@@ -46,7 +46,7 @@ async function send () {
   const fd = fs.openSync(small.file, 'r')
   let settledAtStart
   try {
-    const transfer = startTransfer(client._handle.fd, fd, 0, SIZE, undefined, null)
+    const transfer = startTransfer({ outFd: client._handle.fd, inFd: fd, offset: 0, length: SIZE })
     settledAtStart = transfer.settled()
     await expect(transfer.done).resolves.toBe(SIZE)
   } finally {

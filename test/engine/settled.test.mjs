@@ -37,7 +37,7 @@ async function sendSmall (start) {
   const received = drain(peer)
   let settled
   await withFile(small.file, async (fd) => {
-    const transfer = start(client._handle.fd, fd, 0, 4096, undefined, head)
+    const transfer = start({ outFd: client._handle.fd, inFd: fd, offset: 0, length: 4096, head })
     settled = transfer.settled()
     await expect(transfer.done).resolves.toBe(4096)
   })
@@ -56,7 +56,7 @@ describe.skipIf(!zeroCopyAvailable)('native transfers', () => {
     peer.pause()
     try {
       await withFile(large.file, async (fd) => {
-        const transfer = startTransfer(client._handle.fd, fd, 0, 16 * MiB, undefined, null)
+        const transfer = startTransfer({ outFd: client._handle.fd, inFd: fd, offset: 0, length: 16 * MiB })
         expect(transfer.settled()).toBe(false)
         transfer.abort()
         await expect(transfer.done).rejects.toMatchObject({ code: 'ABORT_ERR' })
