@@ -10,6 +10,7 @@
             "src/descriptors.cc",
             "src/env_registry.cc",
             "src/errors.cc",
+            "src/idle_priority.cc",
             "src/memory_trim.cc",
             "src/open_beneath.cc",
             "src/socket_cork.cc",

@@ -1,9 +1,10 @@
 // zcopy native addon: exports the Transfer class (transfer.h), openBeneath,
 // lookupBeneath and close (open_beneath.h), setCork (socket_cork.h),
-// socketRoom (socket_room.h), trimMemory (memory_trim.h) and probeKernel
-// (probe.h).
+// socketRoom (socket_room.h), trimMemory (memory_trim.h), idlePriority
+// (idle_priority.h) and probeKernel (probe.h).
 #include <napi.h>
 
+#include "idle_priority.h"
 #include "memory_trim.h"
 #include "open_beneath.h"
 #include "probe.h"
@@ -23,6 +24,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setCork", zcopy::SetCorkFunction(env));
   exports.Set("socketRoom", zcopy::SocketRoomFunction(env));
   exports.Set("trimMemory", zcopy::TrimMemoryFunction(env));
+  exports.Set("idlePriority", zcopy::IdlePriorityFunction(env));
   exports.Set("probeKernel", zcopy::ProbeKernelFunction(env));
   return exports;
 }

@@ -4,15 +4,15 @@
 // libuv's thread pool (whose threads the file transfers, fs, dns.lookup and
 // zlib's async API share), at most as many at once as the largest
 // `concurrency` a store asked for (8 at most), shared by every store:
-// - on Linux, in compression processes (./process.js): children started in a
-//   session of their own, in an autogroup at nice 19, which read the source
-//   themselves through /proc/PID/fd (compressFile()). A thread of the
-//   server's own, even at the lowest priority, is charged to the server's
-//   autogroup: on a busy machine each time it runs the server's threads wake
-//   later (see ./process.js). On a machine so busy that a job has waited
-//   AGED_MS, the process's group is put back at nice 0 (a fair share, as the
-//   server's own group has) until that job is done, so that variants are
-//   still made;
+// - on Linux, in compression processes (./process.js): children of the
+//   server, which read the source themselves through /proc/PID/fd
+//   (compressFile()), in Linux's SCHED_IDLE class (with the addon; nice 19
+//   without): any other thread that wakes on their CPU takes it from them at
+//   once, so they run on the CPU time the server and its neighbours leave. On
+//   a machine so busy that a job has waited AGED_MS, that process is stopped
+//   and its job, and the jobs of the next HURRIED_MS, go to processes at
+//   nice 10 (about a tenth of a busy thread's share), so that variants are
+//   still made; free processes of the other kind are let go as the mode changes;
 // - elsewhere, or where a process cannot start or cannot reach the
 //   descriptor, on threads of the server's own that lower their priority
 //   (./worker.js), which read the source themselves too;
@@ -27,8 +27,10 @@ const { encode } = require('./encoders')
 
 const MAX_THREADS = 8
 const threads = [] // { worker, busy }
-const processes = [] // { worker: { postMessage, ref, unref }, busy, child, since, aged }
+const processes = [] // { worker: { postMessage, ref, unref }, busy, child, idle, since, timer, message }
 const AGED_MS = 2000
+const HURRIED_MS = 10_000
+let hurriedUntil = 0 // processes started before this moment are not SCHED_IDLE
 let limit = 1
 let nextId = 0
 const pending = new Map() // id → { resolve, reject, thread }
@@ -77,8 +79,8 @@ function startThread () {
 }
 
 function startProcess () {
-  const child = fork(path.join(__dirname, 'process.js'), [], {
-    detached: true, // a session, so an autogroup, of its own
+  const idle = Date.now() >= hurriedUntil
+  const child = fork(path.join(__dirname, 'process.js'), idle ? ['--idle'] : [], {
     execArgv: [],
     serialization: 'advanced', // Buffers as they are
     stdio: ['ignore', 'ignore', 'inherit', 'ipc']
@@ -89,8 +91,9 @@ function startProcess () {
     worker: {
       postMessage: (message) => {
         thread.since = Date.now()
+        thread.message = message
         child.send(message)
-        if (thread.timer === null) {
+        if (thread.idle && thread.timer === null) {
           thread.timer = setTimeout(() => age(thread), AGED_MS)
           thread.timer.unref()
         }
@@ -100,18 +103,20 @@ function startProcess () {
     },
     busy: false,
     child,
+    idle,
     since: 0,
-    aged: false,
-    timer: null
+    timer: null,
+    message: null
   }
   child.on('message', (message) => {
     answered(thread, message)
     if (thread.busy) return
+    thread.message = null
     if (thread.timer !== null) {
       clearTimeout(thread.timer)
       thread.timer = null
     }
-    if (thread.aged) autogroup(thread, 19)
+    if (thread.idle !== (Date.now() >= hurriedUntil)) retire(thread) // of the other mode: the next job starts one of the right kind
   })
   child.on('error', (err) => {
     processesUnavailable = true // could not start (a sandbox, no processes left)
@@ -120,6 +125,48 @@ function startProcess () {
   child.on('exit', () => stopped(processes, thread, new Error('the compression process stopped')))
   processes.push(thread)
   return thread
+}
+
+// `thread`'s process, free, leaves the list and exits (its channel closed).
+function retire (thread) {
+  const at = processes.indexOf(thread)
+  if (at !== -1) processes.splice(at, 1)
+  if (thread.child.connected) thread.child.disconnect()
+}
+
+// A job of an idle-class process has waited AGED_MS (the machine is that busy):
+// hurried mode; the process is killed, and its job goes to one at nice 10.
+function age (thread) {
+  thread.timer = null
+  if (!thread.busy) return
+  const waited = Date.now() - thread.since
+  if (waited < AGED_MS) {
+    thread.timer = setTimeout(() => age(thread), AGED_MS - waited)
+    thread.timer.unref()
+    return
+  }
+  hurriedUntil = Date.now() + HURRIED_MS
+  const { message } = thread
+  const at = processes.indexOf(thread)
+  if (at !== -1) processes.splice(at, 1)
+  thread.child.removeAllListeners('exit')
+  thread.child.on('exit', () => {}) // its job is not lost: it moves below
+  thread.child.kill('SIGKILL')
+  const job = pending.get(message.id)
+  let next = null
+  try {
+    next = startProcess()
+  } catch {}
+  if (job === undefined) return
+  if (next === null) {
+    pending.delete(message.id)
+    job.reject(new Error('the compression process stopped'))
+    return
+  }
+  next.busy = true
+  next.worker.ref()
+  job.thread = next
+  next.worker.postMessage(message)
 }
 
 // A thread with nothing to do does not hold the process open.
@@ -137,24 +184,6 @@ function freeThread () {
     unavailable = true
     return null
   }
-}
-
-// Sets the autogroup nice of `thread`'s process (its own session's group).
-function autogroup (thread, nice) {
-  thread.aged = nice === 0
-  require('node:fs').writeFile(`/proc/${thread.child.pid}/autogroup`, String(nice), () => {})
-}
-
-// A job of `thread`'s has waited AGED_MS: a fair share until it is done.
-function age (thread) {
-  thread.timer = null
-  if (!thread.busy) return
-  if (Date.now() - thread.since >= AGED_MS) {
-    if (!thread.aged) autogroup(thread, 0)
-  } else {
-    thread.timer = setTimeout(() => age(thread), AGED_MS - (Date.now() - thread.since))
-  }
-  if (thread.timer !== null) thread.timer.unref()
 }
 
 function freeProcess () {

@@ -1,13 +1,15 @@
 'use strict'
 
-// The compression process (see ./background.js): a child of the server, started
-// detached, so in a session of its own. On Linux a session is an autogroup, and
-// the CPU is shared between autogroups first: a thread of the server's own, even
-// at SCHED_IDLE, is charged to the server's group, and on a busy machine each
-// time it runs the server's threads wake later (1.5–1.8 ms more at the median,
-// measured). Here it is charged to its own group, which it lowers to nice 19
-// (/proc/self/autogroup), as it lowers itself (setpriority): it takes the CPU
-// the server leaves.
+// The compression process (see ./background.js): a child of the server. With
+// `--idle` it puts itself in Linux's SCHED_IDLE class (the addon's
+// idlePriority(); nice 19 where that is missing): it takes the CPU the server
+// leaves. Without (a machine so busy that jobs waited), at nice 10: about a
+// tenth of a CPU's share against a busy thread at nice 0. (A session of its own, so an autogroup of its own at
+// nice 19, was tried first: Linux applies autogroups only to processes in the
+// root cgroup, which services and containers are not, and their weight is
+// relative: where the server's own group was at nice 19 the two shared the
+// CPU evenly — compression took 4.5 s of CPU in a 5 s run and the server's
+// main thread waited 1.5 s for one.)
 //
 // One job at a time, from the IPC channel: { id, encoding, pid, fd, size }: the
 // file open as descriptor `fd` in process `pid` (the server, which keeps it open
@@ -18,20 +20,20 @@
 
 const fs = require('node:fs')
 const os = require('node:os')
+const { native } = require('../../engine')
 const { encodeSync } = require('./encoders')
 const { readSource } = require('./read-source')
 
-function lowerPriority () {
-  let lowered = 'none'
+// → 'idle' (every thread in SCHED_IDLE), 'nice 19', 'nice 10' or 'none'.
+function lowerPriority (idle) {
+  if (idle && native !== null && typeof native.idlePriority === 'function' && native.idlePriority() > 0) return 'idle'
+  const nice = idle ? 19 : 10
   try {
-    os.setPriority(0, 19)
-    lowered = 'nice'
-  } catch {}
-  try {
-    fs.writeFileSync('/proc/self/autogroup', '19')
-    lowered = 'autogroup'
-  } catch {}
-  return lowered
+    os.setPriority(0, nice)
+    return `nice ${nice}`
+  } catch {
+    return 'none'
+  }
 }
 
 // The source through the server's descriptor: /proc/PID/fd/FD.
@@ -45,6 +47,7 @@ function readServerFile (pid, fd, size) {
 }
 
 process.on('disconnect', () => process.exit(0))
+process.on('SIGINT', () => {}) // Ctrl-C reaches the whole group: the server decides, and its exit closes the channel
 process.on('message', ({ id, encoding, pid, fd, size }) => {
   try {
     const source = readServerFile(pid, fd, size)
@@ -54,4 +57,4 @@ process.on('message', ({ id, encoding, pid, fd, size }) => {
     process.send({ id, error: { message: err.message, code: err.code } })
   }
 })
-process.send({ ready: true, priority: lowerPriority() })
+process.send({ ready: true, priority: lowerPriority(process.argv.includes('--idle')) })

@@ -15,10 +15,14 @@
 // - The first request for a file is answered with the file itself; the coding
 //   it prefers is queued, and `concurrency` compressions run at once, off the
 //   event loop and off libuv's pool (./background.js: in compression processes
-//   in an autogroup of their own at nice 19 on Linux, else on threads at nice
-//   19), which read the source themselves from the cache's descriptor; so a
+//   at SCHED_IDLE on Linux, else on threads at nice 19), which read the source themselves from the cache's descriptor; so a
 //   burst of new files waits in the queue, never in front of requests, and
-//   takes only the CPU the requests leave.
+//   takes only the CPU the requests leave. A burst (BURST jobs or more
+//   waiting) is held back while the event loop is busy (./loop-busy.js), until
+//   the first job in the queue has waited MAX_DEFER_MS: a server answering
+//   requests as fast as it can loses nothing to a thousand new files, and
+//   under a load that lasts, variants are still made. A few jobs at a time (a
+//   changed file) go at once.
 // - A variant of up to 64 KiB is kept in memory, within the open-file cache's
 //   `memoryCache` bytes (shared with its small files); a larger one (or one that
 //   does not fit there) is written to the store's own folder (./cache-dir) and
@@ -39,12 +43,15 @@ const { compressibleByName } = require('./types')
 const { defaultCacheDir } = require('./options')
 const { contentTypeOf } = require('../headers')
 const { etagOf, lastModifiedOf } = require('./variant-headers')
+const { loopBusy, WINDOW_MS } = require('./loop-busy')
 
 const IN_MEMORY = 64 * 1024 // the largest variant kept in memory (the memory cache's SMALL_FILE)
 const MAX_QUEUED = 1024 // variants waiting to be made; more are asked for again later
 const READ_CHUNK = 1024 * 1024 // a source is read 1 MiB per pool job (where no thread is free)
 const RANKINGS = 256 // Accept-Encoding values whose ranking is kept
 const MIN_SAVING = 0.05 // a variant saving less than 5 % is not kept
+const BURST = 4 // jobs waiting from which they are held back while the event loop is busy
+const MAX_DEFER_MS = 10_000 // the longest a job is held back so
 const SUFFIX = { br: '.br', gzip: '.gz', zstd: '.zst' }
 
 function sameFile (a, b) {
@@ -108,6 +115,7 @@ class VariantStore {
     this.memoryBytes = 0
     this.queue = []
     this.running = 0
+    this.pumpTimer = null // a later look at the queue, while the event loop is busy
     this.idle = []
     this.dir = null // Promise of the store's folder (null: not made yet; false: none)
     this.dirPath = null
@@ -196,7 +204,7 @@ class VariantStore {
     if (record.pending.has(encoding) || record.refused.has(encoding) || record.variants.has(encoding)) return
     if (this.queue.length >= MAX_QUEUED) return
     record.pending.add(encoding)
-    this.queue.push({ record, entry, encoding })
+    this.queue.push({ record, entry, encoding, queuedAt: Date.now() })
     this.pump()
   }
 
@@ -212,6 +220,7 @@ class VariantStore {
 
   pump () {
     while (this.running < this.config.concurrency && this.queue.length > 0) {
+      if (this.queue.length >= BURST && Date.now() - this.queue[0].queuedAt < MAX_DEFER_MS && loopBusy()) return this.pumpLater()
       const job = this.queue.shift()
       this.running++
       this.make(job).catch((err) => this.failed(job, err)).finally(() => {
@@ -221,6 +230,15 @@ class VariantStore {
         this.pump()
       })
     }
+  }
+
+  pumpLater () {
+    if (this.pumpTimer !== null) return
+    this.pumpTimer = setTimeout(() => {
+      this.pumpTimer = null
+      this.pump()
+    }, WINDOW_MS)
+    this.pumpTimer.unref()
   }
 
   async make ({ record, entry, encoding }) {
@@ -429,6 +447,9 @@ class VariantStore {
     this.unlisten()
     for (const record of Array.from(this.records.values())) this.drop(record)
     this.queue.length = 0
+    clearTimeout(this.pumpTimer)
+    this.pumpTimer = null
+    if (this.running === 0) this.settleIdle()
     await this.whenIdle()
     const dir = this.dir === null ? false : await this.dir
     if (dir !== false) await removeStoreDir(dir, this.ownBase)

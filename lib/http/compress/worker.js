@@ -9,10 +9,8 @@
 //   again after the read, and compresses it; or compresses the bytes it is sent;
 // - with zlib's synchronous API.
 // Reading here keeps the sources off libuv's pool (the transfers', fs's and
-// dns.lookup's threads) and off the event loop. (SCHED_IDLE was tried: on a
-// loaded machine it delays the server's wake-ups as much as nice 19 does, as
-// the thread is charged to the server's autogroup either way; see
-// ./process.js.)
+// dns.lookup's threads) and off the event loop. (On Linux a compression
+// process, ./process.js, is used first: its every thread is in SCHED_IDLE.)
 
 const fs = require('node:fs')
 const os = require('node:os')

@@ -1,0 +1,60 @@
+// A burst of new files (four or more compressions waiting) is held back while
+// the server's event loop is busy (lib/http/compress/loop-busy.js: more than
+// half of the last quarter second spent running callbacks), and made once it
+// is not: a server answering as fast as it can loses nothing to a thousand new
+// files. Here the loop is kept busy by work of the test's own (40 ms at a time,
+// 10 ms apart: four fifths of the time, and room on its CPU for the others)
+// while twelve new files are asked for; a build without the hold makes them
+// all within that time (each takes milliseconds, in another process).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import { listen, request } from '../support/http.mjs'
+
+const require = createRequire(import.meta.url)
+const { serveStatic } = require('../../lib/index.js')
+
+const FILES = 12
+let root
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'zcopy-compress-busy-'))
+  for (let i = 0; i < FILES; i++) {
+    await writeFile(join(root, `f${i}.js`), Array.from({ length: 1500 }, (_, n) => `export const v${n} = ${(n * 2654435761 + i) >>> 0};\n`).join(''))
+  }
+})
+afterAll(() => rm(root, { recursive: true, force: true }))
+
+test('while the event loop is busy, a burst of new files waits to be compressed; made once it is not', async () => {
+  const serve = serveStatic(root, { compress: { cacheDir: `${root}-cache` } })
+  const app = await listen((req, res) => serve(req, res, () => { res.statusCode = 404; res.end() }))
+  let busy = true
+  const spin = () => {
+    if (!busy) return
+    const until = performance.now() + 40
+    while (performance.now() < until);
+    setTimeout(spin, 10)
+  }
+  try {
+    spin()
+    await sleep(600) // the loop busy for more than a whole window
+    const answers = await Promise.all(Array.from({ length: FILES }, (_, i) => request(app.port, `/f${i}.js`, { headers: { 'accept-encoding': 'br' } })))
+    for (const answer of answers) expect(answer.status).toBe(200)
+    await sleep(3000)
+    // At most the first job (the queue was short then) and the one after it.
+    expect(serve.stats().compressed.made).toBeLessThanOrEqual(2)
+    expect(serve.stats().compressed.pending).toBeGreaterThanOrEqual(FILES - 2)
+    busy = false
+    await serve.compressed()
+    expect(serve.stats().compressed.made).toBe(FILES)
+    const again = await request(app.port, '/f0.js', { headers: { 'accept-encoding': 'br' } })
+    expect(again.headers['content-encoding']).toBe('br')
+  } finally {
+    busy = false
+    await app.close()
+    await serve.close()
+    await rm(`${root}-cache`, { recursive: true, force: true })
+  }
+}, 30_000)
