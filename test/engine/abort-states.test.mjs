@@ -9,7 +9,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { makeFile, makeTempDir, openFdCount, removeTempDir } from '../support/files.mjs'
+import { fdsOpenedSince, makeFile, makeTempDir, openFds, removeTempDir } from '../support/files.mjs'
 import { drain, socketPair } from '../support/net.mjs'
 
 const { pipeFile, sendfile, zeroCopyAvailable } = zcopy
@@ -82,7 +82,7 @@ describe('created', () => {
   })
 
   it('aborted right after the call, while the source opens: rejects, nothing sent, no fd left', async () => {
-    const before = openFdCount()
+    const before = openFds()
     const pair = await readingPair()
     const closeListeners = pair.client.listenerCount('close')
     try {
@@ -99,7 +99,7 @@ describe('created', () => {
       pair.close()
     }
     await tick(50)
-    expect(openFdCount()).toBe(before)
+    expect(fdsOpenedSince(before)).toEqual([])
   })
 })
 
@@ -235,7 +235,7 @@ describe('in the pool / on the loop', () => {
     const out = path.join(dir, 'pool-out.bin')
     const outFd = fs.openSync(out, 'w')
     const inFd = fs.openSync(big.file, 'r')
-    const before = openFdCount()
+    const before = openFds()
     try {
       for (const api of ['pipeFile', 'sendfile']) {
         fs.ftruncateSync(outFd, 0)
@@ -251,7 +251,7 @@ describe('in the pool / on the loop', () => {
         expectAbortError(await settled(sending, progress))
         expect(fs.fstatSync(outFd).size).toBeLessThan(big.data.length)
         expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
-        expect(openFdCount()).toBe(before)
+        expect(fdsOpenedSince(before)).toEqual([])
       }
     } finally {
       fs.closeSync(inFd)
