@@ -23,7 +23,7 @@
 // then nothing: Node's own floor, under anything zcopy does (--baseline adds
 // them after the others); `serveStatic`, zcopy's middleware in such a server,
 // whose process.memoryUsage() is printed beside its RSS. --timeline: the RSS
-// 1, 2, 5, 10 and 30 s after each wave's clients closed (instead of once
+// 1, 2, 5, 10, 30 and 60 s after each wave's clients closed (instead of once
 // settled), with that breakdown for the Node servers.
 
 const { fork } = require('node:child_process')
@@ -38,7 +38,7 @@ const { nginxInstalled, startNginx } = require('./nginx')
 const { makeCertificate } = require('./tls')
 const NODE_SERVERS = ['node-idle', 'node-write', 'serveStatic']
 const SERVERS = ['zcopy serve', 'nginx', ...NODE_SERVERS]
-const TIMELINE_S = [1, 2, 5, 10, 30]
+const TIMELINE_S = [1, 2, 5, 10, 30, 60]
 const { startZcopyServe } = require('./zcopy-serve')
 
 const FILES = { 'big.bin': 64 * 2 ** 20, 'medium.bin': 900 * 1024 }
