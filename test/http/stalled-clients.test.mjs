@@ -252,8 +252,9 @@ describe.each(Object.keys(CASES))('stalled %s clients', (kind) => {
     // Warm up: the first TLS handshakes and responses allocate what stays.
     expect(await readWhole(kind, server.port)).toEqual({ status: 200, digest })
     // Once the piece pool let its spares go (after a whole idle period, 2 to 4
-    // s): the Buffers counted per stalled client are then theirs alone.
-    await sleep(4500)
+    // s after the last piece moved; 6 s leaves a loaded machine room): the
+    // Buffers counted per stalled client are then theirs alone.
+    await sleep(6000)
     const idle = await settled(server)
     const waves = []
     for (let wave = 0; wave < WAVES; wave++) {
@@ -264,6 +265,8 @@ describe.each(Object.keys(CASES))('stalled %s clients', (kind) => {
       // A client that reads, next to the stalled ones: its file, whole.
       expect(await readWhole(kind, server.port)).toEqual({ status: 200, digest })
       await closeAll(clients.map(({ socket }) => socket))
+      // Read as idle was: once the pool let its spares go.
+      await sleep(6000)
       waves.push({ loaded, after: trims ? await cameBack(server, idle) : await settled(server) })
     }
     const perRequest = (key, { loaded }) => (loaded[key] - idle[key]) / requests
