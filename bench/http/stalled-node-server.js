@@ -10,6 +10,10 @@
 //   node-write  the handler writes the head (the file's Content-Length) and
 //               one 16 KiB piece (one TLS record), then nothing: Node's floor
 //               for a response whose client stopped reading;
+//   node-stream the handler writes the whole file's length from one shared
+//               16 KiB piece, one write at a time, each once the last one
+//               called back: Node's floor for a response that moved megabytes
+//               before its client stopped reading, with no buffer of its own;
 //   serveStatic zcopy's serveStatic in this process, as `zcopy serve` runs it,
 //               so that its memory can be broken down.
 //
@@ -25,16 +29,35 @@ const { join } = require('node:path')
 const [mode, protocol, certPath, keyPath, root] = process.argv.slice(2)
 const PIECE = Buffer.alloc(16 * 1024, 'z')
 
+// The size of the file `req` names, 0 when there is none.
+function sizeOf (req) {
+  try {
+    return fs.statSync(join(root, decodeURIComponent(req.url.split('?')[0]))).size
+  } catch {
+    return 0
+  }
+}
+
 function handlerFor () {
   if (mode === 'node-idle') return () => {}
   if (mode === 'node-write') {
     return (req, res) => {
-      let size = 0
-      try {
-        size = fs.statSync(join(root, decodeURIComponent(req.url.split('?')[0]))).size
-      } catch {}
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size })
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': sizeOf(req) })
       res.write(PIECE)
+    }
+  }
+  if (mode === 'node-stream') {
+    return (req, res) => {
+      const size = sizeOf(req)
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size })
+      let sent = 0
+      const next = () => {
+        if (sent >= size) return res.end()
+        const length = Math.min(PIECE.length, size - sent)
+        sent += length
+        res.write(length < PIECE.length ? PIECE.subarray(0, length) : PIECE, next)
+      }
+      next()
     }
   }
   if (mode === 'serveStatic') {

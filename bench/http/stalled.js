@@ -4,7 +4,7 @@
 //
 //   node bench/http/stalled.js [--protocol tls|h2] [--clients 1000] [--streams 100]
 //                              [--waves 3] [--servers 'zcopy serve,nginx'] [--cli PATH]
-//                              [--baseline node-idle,node-write] [--timeline]
+//                              [--baseline node-idle,node-write,node-stream] [--timeline]
 //
 // Each server in its own process, over TLS 1.3 with one self-signed certificate
 // (HTTP/1.1, or HTTP/2 with --protocol h2: --clients sessions of --streams
@@ -19,9 +19,10 @@
 //
 // Servers besides `zcopy serve` and nginx (stalled-node-server.js, public API
 // only): `node-idle`, a node:https (or node:http2) server whose handler never
-// answers, and `node-write`, one that writes the head and one 16 KiB piece and
-// then nothing: Node's own floor, under anything zcopy does (--baseline adds
-// them after the others); `serveStatic`, zcopy's middleware in such a server,
+// answers, `node-write`, one that writes the head and one 16 KiB piece and
+// then nothing, and `node-stream`, one that writes the whole file from one
+// shared 16 KiB piece, a write at a time: Node's own floor, under anything
+// zcopy does (--baseline adds them after the others); `serveStatic`, zcopy's middleware in such a server,
 // whose process.memoryUsage() is printed beside its RSS. --timeline: the RSS
 // 1, 2, 5, 10, 30 and 60 s after each wave's clients closed (instead of once
 // settled), with that breakdown for the Node servers.
@@ -36,7 +37,7 @@ const { freePort } = require('./free-port')
 const { machineLine } = require('./machine')
 const { nginxInstalled, startNginx } = require('./nginx')
 const { makeCertificate } = require('./tls')
-const NODE_SERVERS = ['node-idle', 'node-write', 'serveStatic']
+const NODE_SERVERS = ['node-idle', 'node-write', 'node-stream', 'serveStatic']
 const SERVERS = ['zcopy serve', 'nginx', ...NODE_SERVERS]
 const TIMELINE_S = [1, 2, 5, 10, 30, 60]
 const { startZcopyServe } = require('./zcopy-serve')
@@ -47,7 +48,7 @@ const SETTLE_LIMIT_MS = 30_000
 const AFTER_CLOSE_MS = 5000
 
 const USAGE = 'usage: node bench/http/stalled.js [--protocol tls|h2] [--clients N] [--streams N] ' +
-  "[--waves N] [--servers 'zcopy serve,nginx'] [--cli PATH] [--baseline node-idle,node-write] [--timeline]"
+  "[--waves N] [--servers 'zcopy serve,nginx'] [--cli PATH] [--baseline node-idle,node-write,node-stream] [--timeline]"
 
 function usage (message) {
   console.error(`bench/http/stalled.js: ${message}\n${USAGE}`)
@@ -251,7 +252,7 @@ async function main () {
         console.log(`per stalled request, ${name} ÷ nginx: ${(perClient[name] / perClient.nginx).toFixed(2)}×`)
       }
     }
-    for (const floor of ['node-idle', 'node-write']) {
+    for (const floor of ['node-idle', 'node-write', 'node-stream']) {
       if (perClient[floor] === undefined) continue
       for (const name of ['zcopy serve', 'serveStatic'].filter((server) => perClient[server] !== undefined)) {
         console.log(`per stalled request, ${name} above ${floor}: ${(perClient[name] - perClient[floor]).toFixed(0)} KiB`)
