@@ -2,8 +2,10 @@
 
 // The stalled clients of bench/http/stalled.js, in their own process: they ask
 // for a file and then never read. Driven over IPC:
-//   { open: { protocol: 'tls' | 'h2', port, paths, connections, streams } }
-//     → { opened, failed } once every request got its response head (or failed)
+//   { open: { protocol: 'tls' | 'h2', port, paths, connections, streams, answered } }
+//     → { opened, failed } once every request got its response head (or failed);
+//     with answered: false (a server that never answers) once every request was
+//     sent
 //   { close: true } → { closed } once every connection is gone
 //
 // A TLS client is a tls.Socket that writes one GET and never consumes what
@@ -22,21 +24,21 @@ function head (path) {
 }
 
 // → a promise of true once the response's status line arrived, false on failure.
-function stalledTls (port, path) {
+function stalledTls (port, path, answered) {
   return new Promise((resolve) => {
     const socket = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false })
     sockets.push(socket)
     socket.once('error', () => resolve(false))
     socket.once('close', () => resolve(false))
     socket.once('secureConnect', () => {
-      socket.write(head(path))
+      socket.write(head(path), () => { if (!answered) resolve(true) })
       // One look at the first bytes, then nothing is read any more.
       socket.once('readable', () => resolve(true))
     })
   })
 }
 
-function stalledH2 (port, paths, streams) {
+function stalledH2 (port, paths, streams, answered) {
   return new Promise((resolve) => {
     const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false, servername: 'localhost' })
     sockets.push(session)
@@ -50,19 +52,19 @@ function stalledH2 (port, paths, streams) {
     for (let i = 0; i < streams; i++) {
       const stream = session.request({ ':path': paths[i % paths.length] })
       stream.on('error', () => {})
-      stream.once('response', () => settle(true))
+      stream.once(answered ? 'response' : 'ready', () => settle(true))
       stream.once('close', () => settle(false))
       stream.pause()
     }
   })
 }
 
-async function open ({ protocol, port, paths, connections, streams }) {
+async function open ({ protocol, port, paths, connections, streams, answered = true }) {
   const started = []
   for (let i = 0; i < connections; i++) {
     started.push(protocol === 'h2'
-      ? stalledH2(port, paths, streams)
-      : stalledTls(port, paths[i % paths.length]).then(Number))
+      ? stalledH2(port, paths, streams, answered)
+      : stalledTls(port, paths[i % paths.length], answered).then(Number))
     // A few at a time: the server's accept queue and handshakes keep up.
     if (i % 50 === 49) await Promise.all(started.slice(-50))
   }

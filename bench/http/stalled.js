@@ -4,6 +4,7 @@
 //
 //   node bench/http/stalled.js [--protocol tls|h2] [--clients 1000] [--streams 100]
 //                              [--waves 3] [--servers 'zcopy serve,nginx'] [--cli PATH]
+//                              [--baseline node-idle,node-write,node-stream] [--timeline]
 //
 // Each server in its own process, over TLS 1.3 with one self-signed certificate
 // (HTTP/1.1, or HTTP/2 with --protocol h2: --clients sessions of --streams
@@ -15,6 +16,16 @@
 // Prints, per server, the idle RSS, each wave's loaded and after-close RSS, and
 // the memory per stalled client (first wave's growth over the idle RSS, divided
 // by the requests). --cli: another checkout's bin/zcopy.js, for an A/B.
+//
+// Servers besides `zcopy serve` and nginx (stalled-node-server.js, public API
+// only): `node-idle`, a node:https (or node:http2) server whose handler never
+// answers, `node-write`, one that writes the head and one 16 KiB piece and
+// then nothing, and `node-stream`, one that writes the whole file from one
+// shared 16 KiB piece, a write at a time: Node's own floor, under anything
+// zcopy does (--baseline adds them after the others); `serveStatic`, zcopy's middleware in such a server,
+// whose process.memoryUsage() is printed beside its RSS. --timeline: the RSS
+// 1, 2, 5, 10, 30 and 60 s after each wave's clients closed (instead of once
+// settled), with that breakdown for the Node servers.
 
 const { fork } = require('node:child_process')
 const { once } = require('node:events')
@@ -26,6 +37,9 @@ const { freePort } = require('./free-port')
 const { machineLine } = require('./machine')
 const { nginxInstalled, startNginx } = require('./nginx')
 const { makeCertificate } = require('./tls')
+const NODE_SERVERS = ['node-idle', 'node-write', 'node-stream', 'serveStatic']
+const SERVERS = ['zcopy serve', 'nginx', ...NODE_SERVERS]
+const TIMELINE_S = [1, 2, 5, 10, 30, 60]
 const { startZcopyServe } = require('./zcopy-serve')
 
 const FILES = { 'big.bin': 64 * 2 ** 20, 'medium.bin': 900 * 1024 }
@@ -34,7 +48,7 @@ const SETTLE_LIMIT_MS = 30_000
 const AFTER_CLOSE_MS = 5000
 
 const USAGE = 'usage: node bench/http/stalled.js [--protocol tls|h2] [--clients N] [--streams N] ' +
-  "[--waves N] [--servers 'zcopy serve,nginx'] [--cli PATH]"
+  "[--waves N] [--servers 'zcopy serve,nginx'] [--cli PATH] [--baseline node-idle,node-write,node-stream] [--timeline]"
 
 function usage (message) {
   console.error(`bench/http/stalled.js: ${message}\n${USAGE}`)
@@ -58,6 +72,8 @@ function options () {
         waves: { type: 'string', default: '3' },
         servers: { type: 'string', default: 'zcopy serve,nginx' },
         cli: { type: 'string' },
+        baseline: { type: 'string' },
+        timeline: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false }
       }
     }))
@@ -70,15 +86,16 @@ function options () {
   }
   if (!['tls', 'h2'].includes(values.protocol)) usage(`--protocol is tls or h2, got ${JSON.stringify(values.protocol)}`)
   const h2 = values.protocol === 'h2'
-  const servers = values.servers.split(',').map((name) => name.trim())
-  for (const name of servers) if (!['zcopy serve', 'nginx'].includes(name)) usage(`unknown server ${JSON.stringify(name)}`)
+  const servers = [values.servers, values.baseline ?? ''].join(',').split(',').map((name) => name.trim()).filter(Boolean)
+  for (const name of servers) if (!SERVERS.includes(name)) usage(`unknown server ${JSON.stringify(name)} (one of ${SERVERS.join(', ')})`)
   return {
     h2,
     clients: positive('clients', values.clients ?? (h2 ? '20' : '1000')),
     streams: h2 ? positive('streams', values.streams) : 1,
     waves: positive('waves', values.waves),
     servers: servers.filter((name) => name !== 'nginx' || nginxInstalled()),
-    cli: values.cli
+    cli: values.cli,
+    timeline: values.timeline
   }
 }
 
@@ -117,7 +134,24 @@ function ask (client, message) {
   return once(client, 'message').then(([reply]) => reply)
 }
 
+// A Node server of stalled-node-server.js. → { port, pid, memory(), stop() }.
+async function startNodeServer (mode, root, tls) {
+  const child = fork(join(__dirname, 'stalled-node-server.js'), [mode, tls.http2 ? 'h2' : 'tls', tls.cert, tls.key, root], { stdio: 'inherit' })
+  const [ready] = await once(child, 'message')
+  return {
+    port: ready.port,
+    pid: child.pid,
+    memory: () => ask(child, { memory: true }).then((reply) => reply.memory),
+    async stop () {
+      const exited = once(child, 'exit')
+      child.kill()
+      await exited
+    }
+  }
+}
+
 async function startServer (name, root, tls, cli) {
+  if (NODE_SERVERS.includes(name)) return startNodeServer(name, root, tls)
   if (name === 'nginx') {
     const port = await freePort()
     const nginx = await startNginx(root, port, 1, tls)
@@ -126,19 +160,48 @@ async function startServer (name, root, tls, cli) {
   return startZcopyServe(root, 1, { tls, ...(cli ? { cli } : {}) })
 }
 
-async function measure (name, root, tls, { h2, clients, streams, waves, cli }) {
+const mib = (kib) => (kib / 1024).toFixed(0)
+const mibOf = (bytes) => (bytes / 2 ** 20).toFixed(0)
+
+// One reading of the timeline: the RSS (KiB), and for a Node server its
+// process.memoryUsage() in MiB.
+async function reading (server) {
+  const rss = rssTree(server.pid)
+  if (!server.memory) return `${mib(rss)}`
+  const { heapTotal, heapUsed, external, arrayBuffers } = await server.memory()
+  return `${mib(rss)} (heap ${mibOf(heapUsed)}/${mibOf(heapTotal)}, external ${mibOf(external)}, arrayBuffers ${mibOf(arrayBuffers)})`
+}
+
+// The RSS at TIMELINE_S after `closed` (a Date.now()). → { after: the last
+// RSS, timeline: text }.
+async function timeline (server, closed) {
+  const parts = []
+  for (const seconds of TIMELINE_S) {
+    await sleep(Math.max(0, closed + seconds * 1000 - Date.now()))
+    parts.push(`${seconds} s ${await reading(server)}`)
+  }
+  return { after: rssTree(server.pid), timeline: parts.join('; ') }
+}
+
+async function measure (name, root, tls, { h2, clients, streams, waves, cli, timeline: withTimeline }) {
   const server = await startServer(name, root, tls, cli)
   const client = fork(join(__dirname, 'stalled-client.js'), { stdio: 'inherit' })
   try {
     await sleep(1000)
     const idle = await settledRss(server.pid)
+    if (withTimeline) console.log(`${name} idle: ${await reading(server)}`)
     const rows = []
     for (let wave = 1; wave <= waves; wave++) {
       const { opened, failed } = await ask(client, {
-        open: { protocol: h2 ? 'h2' : 'tls', port: server.port, paths: Object.keys(FILES).map((file) => `/${file}`), connections: clients, streams }
+        open: { protocol: h2 ? 'h2' : 'tls', port: server.port, paths: Object.keys(FILES).map((file) => `/${file}`), connections: clients, streams, answered: name !== 'node-idle' }
       })
       const loaded = await settledRss(server.pid)
+      const loadedText = withTimeline ? await reading(server) : null
       await ask(client, { close: true })
+      if (withTimeline) {
+        rows.push({ wave, opened, failed, loaded, loadedText, ...await timeline(server, Date.now()) })
+        continue
+      }
       // zcopy's piece pool hands the C heap's free pages back after 2 s without
       // a response (4 s at most): the settling starts after that.
       await sleep(AFTER_CLOSE_MS)
@@ -152,8 +215,6 @@ async function measure (name, root, tls, { h2, clients, streams, waves, cli }) {
   }
 }
 
-const mib = (kib) => (kib / 1024).toFixed(0)
-
 function report ({ name, idle, rows }, requests) {
   const first = rows[0]
   const perClient = (first.loaded - idle) / requests
@@ -162,6 +223,9 @@ function report ({ name, idle, rows }, requests) {
   console.log('|---:|---:|---:|---:|')
   for (const { wave, opened, failed, loaded, after } of rows) {
     console.log(`| ${wave} | ${opened} (${failed}) | ${mib(loaded)} | ${mib(after)} |`)
+  }
+  for (const { wave, loadedText, timeline } of rows) {
+    if (timeline) console.log(`wave ${wave}: loaded ${loadedText}; after close, MiB: ${timeline}`)
   }
   const last = rows[rows.length - 1]
   console.log(`last wave's peak ÷ first's: ${(last.loaded / first.loaded).toFixed(2)}×; after the last wave ÷ idle: ${(last.after / idle).toFixed(2)}×`)
@@ -182,8 +246,17 @@ async function main () {
     for (const name of settings.servers) {
       perClient[name] = report(await measure(name, root, tls, settings), requests)
     }
-    if (perClient.nginx && perClient['zcopy serve']) {
-      console.log(`\nper stalled request, zcopy serve ÷ nginx: ${(perClient['zcopy serve'] / perClient.nginx).toFixed(2)}×`)
+    console.log('')
+    if (perClient.nginx) {
+      for (const name of settings.servers.filter((server) => server !== 'nginx')) {
+        console.log(`per stalled request, ${name} ÷ nginx: ${(perClient[name] / perClient.nginx).toFixed(2)}×`)
+      }
+    }
+    for (const floor of ['node-idle', 'node-write', 'node-stream']) {
+      if (perClient[floor] === undefined) continue
+      for (const name of ['zcopy serve', 'serveStatic'].filter((server) => perClient[server] !== undefined)) {
+        console.log(`per stalled request, ${name} above ${floor}: ${(perClient[name] - perClient[floor]).toFixed(0)} KiB`)
+      }
     }
   } finally {
     tls.remove()

@@ -36,6 +36,12 @@ class PiecePool {
     return this.out * this.pieceSize
   }
 
+  // True from a sweep that found nothing happening until the next piece taken,
+  // given back or let go, or response ended (touch()).
+  get idle () {
+    return this.sweeper === null
+  }
+
   get kept () {
     return this.spares.length * this.pieceSize
   }

@@ -17,8 +17,10 @@
 //   all call back within STALL_MS (the client stopped reading);
 // - where the addon says how much the connection's send buffer takes now
 //   (socketRoom; HTTP/1.1, TLS or not), no more than that is read and written,
-//   once every write so far called back, and one piece when it takes none: a
-//   client that stops reading has one piece queued in user space for it;
+//   once every write so far called back; when that is less than a piece, what
+//   fits is read into a buffer of its own size (1 KiB when nothing fits): a
+//   client that stops reading has one such write queued in user space for it,
+//   1 KiB plain and its encrypted copy, and no piece of the pool;
 // - over TLS the pieces are handed to the socket one at a time, each once the
 //   last one's write called back: what a TLS socket is given at once is
 //   encrypted at once into a buffer of that size, which the connection keeps
@@ -33,9 +35,11 @@
 //   reading can never spend the budget of those that read. Pieces read and not
 //   written when it stalled go back, and are read again when it goes on;
 // - once the pool saw a whole idle period, it lets its spares go and has the
-//   addon hand the C heap's free pages back to the system (trimMemory): the TLS
-//   buffers of a crowd of clients, freed among allocations that stay, would
-//   otherwise keep the process at the crowd's size.
+//   addon hand the C heap's free pages back to the system (trimMemory), and
+//   again after V8's next full collection: the TLS buffers of a crowd of
+//   clients, freed among allocations that stay (most of them only once V8
+//   collects the connections' objects), would otherwise keep the process at
+//   the crowd's size.
 // A body from memory (bodies kept by the open-file cache) goes out in the same
 // window, in views of the cached bytes (over TLS one piece at a time): nothing
 // is copied, and its encrypted copy is bounded as a file's is.
@@ -48,6 +52,7 @@ const http = require('node:http')
 const http2 = require('node:http2')
 const net = require('node:net')
 const tls = require('node:tls')
+const { PerformanceObserver, constants: perfConstants } = require('node:perf_hooks')
 const { promisify } = require('node:util')
 const { PiecePool } = require('./piece-pool')
 const { copyBudget } = require('./copy-budget')
@@ -69,6 +74,11 @@ const STALL_MS = 1000
 const SERIAL_BATCH = 64 * 1024
 // The share of the kernel's send buffer room (socketRoom) written at once.
 const KERNEL_SHARE = 0.75
+// Where the kernel's room is less than a piece, what fits is read in steps of
+// this size into a buffer of its own, one step when it takes nothing: the
+// write that waits for a client that stopped reading (issue 47). A whole piece
+// waiting there held 16 KiB plain and 16 KiB encrypted per stalled client.
+const SMALL_STEP = 1024
 // A response whose write was replaced (compression middleware) is read in
 // chunks of this size, allocated per read.
 const CHUNK_SIZE = 64 * 1024
@@ -80,8 +90,28 @@ const pool = new PiecePool({
   budget: copyBudget(),
   keep: 256,
   idleMs: 2000,
-  onIdle: trimMemory === null ? null : () => trimMemory()
+  onIdle: trimMemory === null ? null : trimNowAndAfterCollection
 })
+
+// What a crowd of clients' connections held in the C heap (OpenSSL's and
+// Node's TLS buffers) is freed only when V8 collects their objects, and an
+// idle process collects late (V8's memory reducer: 10 to 30 s after the
+// clients left, measured on 1,000 TLS clients), after the pool's trim ran. So
+// the C heap is trimmed once more after the next full collection, if the pool
+// is still idle then: a 'gc' PerformanceObserver (public API) watches for it,
+// from the pool's idle sweep until then.
+let collectionWatch = null
+function trimNowAndAfterCollection () {
+  trimMemory()
+  if (collectionWatch !== null) return
+  collectionWatch = new PerformanceObserver((list) => {
+    if (!list.getEntries().some((entry) => entry.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR)) return
+    collectionWatch.disconnect()
+    collectionWatch = null
+    if (pool.idle) trimMemory()
+  })
+  collectionWatch.observe({ entryTypes: ['gc'] })
+}
 const OWN_WRITES = new Set([http.ServerResponse.prototype.write, http2.Http2ServerResponse.prototype.write])
 
 // The writes of one response not yet called back. The bytes it holds, handed
@@ -107,6 +137,8 @@ class Flight {
     // one piece at a time 130 KiB).
     this.serial = res instanceof http.ServerResponse && res.socket instanceof tls.TLSSocket
     this.stalls = 0
+    // The last nextSize() was cut under a piece by the kernel's room.
+    this.small = false
   }
 
   // Room for how many more bytes now.
@@ -197,10 +229,14 @@ function kernelRoomOf (res) {
 // How many bytes to read or write next: the room left, in whole pieces, at
 // most what remains; 0 when the window is full. Where the kernel says how much
 // more its send buffer takes, no more than that (less a margin for its
-// overhead and the records' framing), one piece when it takes none: a client
-// that stops reading then has one piece queued in user space, and that write's
-// callback says when the kernel took it.
+// overhead and the records' framing); when that is less than a piece, what
+// fits in steps of SMALL_STEP, one step when it takes none, with
+// flight.small set: those bytes are read into a buffer of their own size, not
+// a piece (readSmall). A client that stops reading then has one small write
+// queued in user space, plain and encrypted, and that write's callback says
+// when the kernel took it.
 function nextSize (flight, left) {
+  flight.small = false
   const room = flight.room()
   if (room <= 0) return 0
   let size = Math.ceil(room / PIECE_SIZE) * PIECE_SIZE
@@ -210,7 +246,14 @@ function nextSize (flight, left) {
     // and what is written meanwhile would queue behind that.
     if (flight.calledBack !== flight.writes) return 0
     const kernel = flight.kernelRoom()
-    if (kernel >= 0) size = Math.min(size, Math.max(Math.floor(kernel * KERNEL_SHARE / PIECE_SIZE), 1) * PIECE_SIZE)
+    if (kernel >= 0) {
+      const fits = Math.floor(kernel * KERNEL_SHARE)
+      if (fits < PIECE_SIZE) {
+        flight.small = true
+        return Math.min(Math.max(fits - fits % SMALL_STEP, SMALL_STEP), left)
+      }
+      size = Math.min(size, Math.floor(fits / PIECE_SIZE) * PIECE_SIZE)
+    }
   } else if (flight.serial) {
     size = Math.min(size, SERIAL_BATCH)
   }
@@ -288,6 +331,18 @@ async function readAndWrite (fd, position, bytes, flight, sent) {
   return hangup.gone ? 0 : written
 }
 
+// Reads up to `bytes` bytes (less than a piece: the kernel's room, nextSize)
+// at `position` into a buffer of that size, not the pool's, and writes them.
+// → Promise of the bytes written (0: the client went away).
+async function readSmall (fd, position, bytes, flight) {
+  const { hangup } = flight
+  const { bytesRead, buffer } = await read(fd, Buffer.allocUnsafeSlow(bytes), 0, bytes, position)
+  if (hangup.gone) return 0
+  if (bytesRead === 0) throw truncatedError(position, bytes)
+  flight.write(bytesRead < bytes ? buffer.subarray(0, bytesRead) : buffer, null)
+  return bytesRead
+}
+
 // Writes bytes [start, start + length) of `fd` to `res`, then ends it. → Promise
 // of { bytes, complete }: the bytes handed to res.write(), and false when the
 // client went away first (nothing more is written then). Rejects on a read error
@@ -303,7 +358,9 @@ async function copyToResponse (fd, start, length, res, hangup) {
       if (!(await flight.land(done))) return gone(done)
       continue
     }
-    const written = await readAndWrite(fd, start + done, size, flight, done)
+    const written = flight.small
+      ? await readSmall(fd, start + done, size, flight)
+      : await readAndWrite(fd, start + done, size, flight, done)
     if (written === 0) return gone(done)
     done += written
   }
