@@ -1,5 +1,6 @@
 #include "copy_range.h"
 
+#include <fcntl.h>  // loff_t (musl declares it here)
 #include <sys/sendfile.h>
 #include <sys/syscall.h>
 #include <unistd.h>
