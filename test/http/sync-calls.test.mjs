@@ -38,9 +38,8 @@ const ALLOWED = {
   },
   'lib/http/compress/process.js': {
     closeSync: 'in the compression process: the source it reopened',
-    encodeSync: 'in the compression process (its own session, nice 19), not the server',
-    openSync: 'in the compression process: the source, through /proc/PID/fd, O_NONBLOCK',
-    writeFileSync: 'once, in the compression process: /proc/self/autogroup (procfs)'
+    encodeSync: 'in the compression process (SCHED_IDLE or nice), not the server',
+    openSync: 'in the compression process: the source, through /proc/PID/fd, O_NONBLOCK'
   },
   'lib/http/compress/worker.js': {
     encodeSync: 'in a compression thread of its own (nice 19), never on the event loop',
