@@ -4,12 +4,11 @@
 // `--idle` it puts itself in Linux's SCHED_IDLE class (the addon's
 // idlePriority(); nice 19 where that is missing): it takes the CPU the server
 // leaves. Without (a machine so busy that jobs waited), at nice 10: about a
-// tenth of a CPU's share against a busy thread at nice 0. (A session of its own, so an autogroup of its own at
-// nice 19, was tried first: Linux applies autogroups only to processes in the
-// root cgroup, which services and containers are not, and their weight is
-// relative: where the server's own group was at nice 19 the two shared the
-// CPU evenly — compression took 4.5 s of CPU in a 5 s run and the server's
-// main thread waited 1.5 s for one.)
+// tenth of a CPU's share against a busy thread at nice 0. (A session of its
+// own, so an autogroup of its own at nice 19, was tried first: Linux applies
+// autogroups only to processes in the root cgroup, which services and
+// containers are not, and their weight is relative: where the server's own
+// group was at nice 19 the two shared the CPU evenly.)
 //
 // One job at a time, from the IPC channel: { id, encoding, pid, fd, size }: the
 // file open as descriptor `fd` in process `pid` (the server, which keeps it open

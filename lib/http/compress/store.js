@@ -15,9 +15,10 @@
 // - The first request for a file is answered with the file itself; the coding
 //   it prefers is queued, and `concurrency` compressions run at once, off the
 //   event loop and off libuv's pool (./background.js: in compression processes
-//   at SCHED_IDLE on Linux, else on threads at nice 19), which read the source themselves from the cache's descriptor; so a
-//   burst of new files waits in the queue, never in front of requests, and
-//   takes only the CPU the requests leave. A burst (BURST jobs or more
+//   at SCHED_IDLE on Linux, else on threads at nice 19), which read the
+//   source themselves from the cache's descriptor; so a burst of new files
+//   waits in the queue, never in front of requests, and takes only the CPU
+//   the requests leave. A burst (BURST jobs or more
 //   waiting) is held back while the event loop is busy (./loop-busy.js), until
 //   the first job in the queue has waited MAX_DEFER_MS: a server answering
 //   requests as fast as it can loses nothing to a thousand new files, and
