@@ -99,10 +99,15 @@ const taskset = ['/usr/bin/taskset', '/bin/taskset'].find((file) => existsSync(f
 test.runIf(linux && native !== null && taskset !== undefined)('on a CPU kept busy, a job that waited 2 s is still made, by a process at nice 10', async () => {
   const file = join(dir, 'busy.js')
   await writeFile(file, makeBundle(128 * 1024))
-  const spinners = [spawn(taskset, ['-c', '0', process.execPath, '-e', 'for (;;) {}'], { stdio: 'ignore' })]
+  // It says when it spins: on a loaded machine a Node process can take longer
+  // to start than the stand-in takes to make the variant.
+  const spinners = [spawn(taskset, ['-c', '0', process.execPath, '-e', 'process.stdout.write("spinning"); for (;;) {}'], { stdio: ['ignore', 'pipe', 'ignore'] })]
   let server
   try {
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await new Promise((resolve, reject) => {
+      spinners[0].stdout.once('data', resolve)
+      spinners[0].once('exit', () => reject(new Error('the spinner exited')))
+    })
     const made = await standIn(file, [taskset, '-c', '0'])
     server = made.server
     expect(made.line.ok).toBe(true)

@@ -117,6 +117,7 @@ class VariantStore {
     this.queue = []
     this.running = 0
     this.pumpTimer = null // a later look at the queue, while the event loop is busy
+    this.removals = new Set() // Promises of the unlinks of variant files under way
     this.idle = []
     this.dir = null // Promise of the store's folder (null: not made yet; false: none)
     this.dirPath = null
@@ -359,7 +360,9 @@ class VariantStore {
     if (variant.path !== null && this.onDisk.delete(variant)) {
       this.diskBytes -= variant.size
       this.cache.forgetFile(variant.path)
-      fsp.unlink(variant.path).catch(() => {})
+      const removal = fsp.unlink(variant.path).catch(() => {})
+      this.removals.add(removal)
+      removal.then(() => this.removals.delete(removal))
     }
   }
 
@@ -408,10 +411,12 @@ class VariantStore {
     }
   }
 
-  // → Promise resolved once no variant is being made or waits to be.
+  // → Promise resolved once no variant is being made or waits to be, and the
+  // files of those evicted are gone.
   whenIdle () {
-    if (this.running === 0 && this.queue.length === 0) return Promise.resolve()
-    return new Promise((resolve) => this.idle.push(resolve))
+    const removed = () => Promise.all(this.removals).then(() => {})
+    if (this.running === 0 && this.queue.length === 0) return removed()
+    return new Promise((resolve) => this.idle.push(resolve)).then(removed)
   }
 
   settleIdle () {
