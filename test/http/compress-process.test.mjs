@@ -111,10 +111,10 @@ test.runIf(linux && native !== null && taskset !== undefined)('on a CPU kept bus
     const made = await standIn(file, [taskset, '-c', '0'])
     server = made.server
     expect(made.line.ok).toBe(true)
-    const [child] = compressionProcesses(server.pid)
-    expect(child).toBeDefined()
-    expect(statOf(child).policy).not.toBe(SCHED_IDLE)
-    expect(statOf(child).nice).toBe(10)
+    // The process at nice 10 made it. (The one killed may still be listed: at
+    // SCHED_IDLE on a busy CPU, a killed process waits for a slice to exit.)
+    const children = compressionProcesses(server.pid).map(statOf)
+    expect(children.filter((child) => child.policy !== SCHED_IDLE).map((child) => child.nice)).toEqual([10])
   } finally {
     for (const spinner of spinners) spinner.kill('SIGKILL')
     server?.kill('SIGKILL')
