@@ -56,10 +56,15 @@ function answered (thread, message) {
   }
 }
 
-// `thread` (in `list`) stopped: its job fails.
-function stopped (list, thread, err) {
+// `thread` is no longer one of `list`'s.
+function leave (list, thread) {
   const at = list.indexOf(thread)
   if (at !== -1) list.splice(at, 1)
+}
+
+// `thread` (in `list`) stopped: its job fails.
+function stopped (list, thread, err) {
+  leave(list, thread)
   for (const [id, job] of pending) {
     if (job.thread !== thread) continue
     pending.delete(id)
@@ -129,8 +134,7 @@ function startProcess () {
 
 // `thread`'s process, free, leaves the list and exits (its channel closed).
 function retire (thread) {
-  const at = processes.indexOf(thread)
-  if (at !== -1) processes.splice(at, 1)
+  leave(processes, thread)
   if (thread.child.connected) thread.child.disconnect()
 }
 
@@ -147,8 +151,7 @@ function age (thread) {
   }
   hurriedUntil = Date.now() + HURRIED_MS
   const { message } = thread
-  const at = processes.indexOf(thread)
-  if (at !== -1) processes.splice(at, 1)
+  leave(processes, thread)
   thread.child.removeAllListeners('exit')
   thread.child.on('exit', () => {}) // its job is not lost: it moves below
   thread.child.kill('SIGKILL')
