@@ -109,11 +109,14 @@ it('a reader that reads in short bursts never holds the only pool thread (UV_THR
   // ...and fs calls on the one pool thread did not queue behind a transfer
   // waiting for its reader. A build whose job waits for the reader in the pool
   // (1 s waits) keeps stats stuck for 2 s of the 2.5 s; here a stat takes
-  // microseconds, and a loaded machine may stall one for a few hundred ms (a
-  // single 621 ms stat on CI): the bound is on the time stuck, not on the
-  // slowest stat.
+  // microseconds. A loaded machine stalls stats too (1.4 s of the 2.5 s on
+  // Node 26 at load 6-10): the bound is on the time stuck beyond what the same
+  // stat loop lost with no transfer, just before (controlStuckMs).
   expect(result.statCount).toBeGreaterThan(50)
-  expect(result.stuckMs, `slowest stat ${result.statMaxMs} ms`).toBeLessThan(result.slowMs / 2)
+  expect(
+    result.stuckMs,
+    `slowest stat ${result.statMaxMs} ms, ${result.controlStuckMs} ms stuck without a transfer`
+  ).toBeLessThan(result.controlStuckMs + result.slowMs * 0.4)
   expect(result.bytes).toBe(result.size)
   expect(result.received).toEqual({ bytes: result.size, sha256: result.sha256 })
 })

@@ -1,6 +1,7 @@
 // Child process for socket-wait.test.mjs (run with UV_THREADPOOL_SIZE=1): one
 // transfer to a reader that reads for 5 ms every 400 ms, while fs.stat runs
-// back to back on the one pool thread; then the reader reads everything.
+// back to back on the one pool thread; then the reader reads everything. The
+// same stat loop runs first with no transfer, a control under the same load.
 // Prints one JSON line.
 'use strict'
 
@@ -18,6 +19,21 @@ const SLOW_MS = 2500
 const STUCK_MS = 50
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
+// fs.stat back to back for SLOW_MS. → the time of each stat, in ms.
+async function statFor (file) {
+  const statMs = []
+  const until = performance.now() + SLOW_MS
+  while (performance.now() < until) {
+    const start = performance.now()
+    await fs.promises.stat(file)
+    statMs.push(performance.now() - start)
+  }
+  return statMs
+}
+
+// The time stats spent stuck: those that waited for something.
+const stuck = (statMs) => statMs.filter((ms) => ms >= STUCK_MS).reduce((sum, ms) => sum + ms, 0)
+
 async function main () {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-slow-reader-'))
   try {
@@ -31,6 +47,7 @@ async function main () {
     peer.on('data', (chunk) => { received += chunk.length; hash.update(chunk) })
     const ended = new Promise((resolve) => peer.on('end', resolve))
     peer.pause()
+    const control = await statFor(file)
     const done = pipeFile(file, client).then((result) => result.bytes)
 
     // The slow phase: bursts of reading, and fs.stat back to back meanwhile.
@@ -46,13 +63,7 @@ async function main () {
         bursts++
       }
     })()
-    const statMs = []
-    const until = performance.now() + SLOW_MS
-    while (performance.now() < until) {
-      const start = performance.now()
-      await fs.promises.stat(file)
-      statMs.push(performance.now() - start)
-    }
+    const statMs = await statFor(file)
     slow = false
     await reader
     const receivedWhileSlow = received
@@ -69,7 +80,8 @@ async function main () {
       statCount: statMs.length,
       statMaxMs: statMs.reduce((max, ms) => Math.max(max, ms), 0),
       slowMs: SLOW_MS,
-      stuckMs: statMs.filter((ms) => ms >= STUCK_MS).reduce((sum, ms) => sum + ms, 0),
+      stuckMs: stuck(statMs),
+      controlStuckMs: stuck(control),
       bytes,
       received: { bytes: received, sha256: hash.digest('hex') }
     }))
