@@ -92,7 +92,10 @@ describe.skipIf(!zeroCopyAvailable || !ssInstalled || systemLimit <= LIMIT)('TCP
     limited.peer.write(chunk)
     unlimited.peer.write(chunk)
     expect(await settledNotSent(limited.peer)).toBeLessThanOrEqual(LIMIT + SLACK)
-    expect(await settledNotSent(unlimited.peer)).toBeGreaterThan(4 * LIMIT)
+    // Without the limit the kernel queues what its send buffer, autotuned to
+    // the connection, takes: 0.9 to several MiB on loopback (953,344 bytes on a
+    // CI run after the 200 KiB transfer).
+    expect(await settledNotSent(unlimited.peer)).toBeGreaterThan(2 * (LIMIT + SLACK))
 
     const closed = Promise.all([once(limited.peer, 'close'), once(unlimited.peer, 'close')])
     for (const { client, peer } of [limited, unlimited]) {
