@@ -44,7 +44,10 @@ describe('zcopy serve --workers', () => {
     process.kill(pids[0], 'SIGKILL')
     const [, replacement] = await waitForStdout(server.cli, new RegExp(`^zcopy: worker ${pids[0]} killed by SIGKILL; started worker (\\d+)$`, 'm'))
     await waitForStdout(server.cli, new RegExp(`^zcopy: worker ${replacement} listening$`, 'm'))
-    for (let i = 0; i < 4; i++) expect(await (await fetch(new URL('hello.txt', server.url))).text()).toBe('hello\n')
+    // On new connections: fetch's pool may hand out its kept-alive connection
+    // to the killed worker before it has read that connection's end (read
+    // ECONNRESET, 1 run in 12 on Node 24.21 under load).
+    for (let i = 0; i < 4; i++) expect(await getOnNewConnection(new URL('hello.txt', server.url))).toBe('hello\n')
 
     const { code, stdout, stderr } = await server.stop()
     expect(code).toBe(0)
