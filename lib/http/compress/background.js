@@ -21,6 +21,7 @@
 // Idle ones do not keep the server alive; a process exits with the server.
 
 const { fork } = require('node:child_process')
+const os = require('node:os')
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const { encode } = require('./encoders')
@@ -90,6 +91,13 @@ function startProcess () {
     serialization: 'advanced', // Buffers as they are
     stdio: ['ignore', 'ignore', 'inherit', 'ipc']
   })
+  // Lowered at once, from here: the child's own start (Node's bootstrap, some
+  // tens of ms of CPU) would otherwise run at the server's priority, beside
+  // the requests, until it lowers itself. (No pid: it did not start, and
+  // setPriority(undefined) would lower the server itself.)
+  if (child.pid !== undefined) {
+    try { os.setPriority(child.pid, idle ? 19 : 10) } catch {}
+  }
   child.unref()
   child.channel.unref()
   const thread = {
