@@ -18,11 +18,11 @@
 //   at SCHED_IDLE on Linux, else on threads at nice 19), which read the
 //   source themselves from the cache's descriptor; so a burst of new files
 //   waits in the queue, never in front of requests, and takes only the CPU
-//   the requests leave. A burst (BURST jobs or more waiting) is held back
-//   while the event loop is busy (./loop-busy.js), until the first job in the
-//   queue has waited MAX_DEFER_MS: a server answering requests as fast as it
-//   can loses nothing to a thousand new files, and under a load that lasts,
-//   variants are still made. A few jobs at a time (a changed file) go at once.
+//   the requests leave. No job starts while the event loop is busy
+//   (./loop-busy.js), until the first in the queue has waited MAX_DEFER_MS:
+//   a server answering requests as fast as it can loses nothing to a thousand
+//   new files (not even the start of a compression process), and under a
+//   load that lasts, variants are still made.
 // - A variant of up to 64 KiB is kept in memory, within the open-file cache's
 //   `memoryCache` bytes (shared with its small files); a larger one (or one that
 //   does not fit there) is written to the store's own folder (./cache-dir) and
@@ -50,8 +50,7 @@ const MAX_QUEUED = 1024 // variants waiting to be made; more are asked for again
 const READ_CHUNK = 1024 * 1024 // a source is read 1 MiB per pool job (where no thread is free)
 const RANKINGS = 256 // Accept-Encoding values whose ranking is kept
 const MIN_SAVING = 0.05 // a variant saving less than 5 % is not kept
-const BURST = 4 // jobs waiting from which they are held back while the event loop is busy
-const MAX_DEFER_MS = 10_000 // the longest a burst's first job is held back
+const MAX_DEFER_MS = 10_000 // the longest a job is held back while the event loop is busy
 const SUFFIX = { br: '.br', gzip: '.gz', zstd: '.zst' }
 
 function sameFile (a, b) {
@@ -221,7 +220,7 @@ class VariantStore {
 
   pump () {
     while (this.running < this.config.concurrency && this.queue.length > 0) {
-      if (this.queue.length >= BURST && Date.now() - this.queue[0].queuedAt < MAX_DEFER_MS && loopBusy()) return this.pumpLater()
+      if (Date.now() - this.queue[0].queuedAt < MAX_DEFER_MS && loopBusy()) return this.pumpLater()
       const job = this.queue.shift()
       this.running++
       this.make(job).catch((err) => this.failed(job, err)).finally(() => {
