@@ -24,7 +24,9 @@
 // - over TLS the pieces are handed to the socket one at a time, each once the
 //   last one's write called back: what a TLS socket is given at once is
 //   encrypted at once into a buffer of that size, which the connection keeps
-//   (256 KiB at once cost 600 KiB of RSS per stalled client, on 150 clients);
+//   (256 KiB at once cost 600 KiB of RSS per stalled client, on 150 clients).
+//   They are read two at a time at most (SERIAL_BATCH), and the next one is
+//   written from the last one's write callback: no promise or timer per piece;
 // - the file is read in pieces from a pool shared by all responses, bounded by
 //   a budget for the whole process (ZCOPY_COPY_BUDGET, piece-pool.js): a piece
 //   goes back when its write calls back, and only when res.write is Node's own
@@ -67,11 +69,13 @@ const RAMP = 512 * 1024
 // A response whose writes did not all call back in this long has a client that
 // stopped reading (see Flight.stall).
 const STALL_MS = 1000
-// Over TLS without socketRoom, pieces are read this many bytes at a time: they
-// are written one at a time anyway, and the fewer out at once, the fewer freed
-// among the connections' buffers when a crowd of clients stops reading (the C
-// heap is not trimmed then either).
-const SERIAL_BATCH = 64 * 1024
+// Over TLS, pieces are read at most this many bytes at a time (less where the
+// kernel's room says so): they are written one at a time anyway, and the ones
+// read ahead only wait. A crowd of clients each with more pieces waiting wants
+// more than the pool keeps, so the pool allocates pieces per read and drops
+// them once written: garbage outside V8's heap, in the RSS until V8 collects,
+// and freed among the connections' buffers in the C heap.
+const SERIAL_BATCH = 32 * 1024
 // The share of the kernel's send buffer room (socketRoom) written at once.
 const KERNEL_SHARE = 0.75
 // Where the kernel's room is less than a piece, what fits is read in steps of
@@ -118,6 +122,11 @@ const OWN_WRITES = new Set([http.ServerResponse.prototype.write, http2.Http2Serv
 // to res and not yet written out (res.writableLength), are kept under a window
 // (see above); past it, the next read waits until every write so far called
 // back. Writes call back in order.
+//
+// Its callbacks and its one stall timer are made once per response, not per
+// write: with a crowd of clients each piece's promises, closures and timers
+// live across a wait, survive V8's young-generation collections, and make it
+// grow the heap that stays committed once those clients stall.
 class Flight {
   constructor (res, hangup) {
     this.res = res
@@ -126,9 +135,11 @@ class Flight {
     this.writes = 0
     this.calledBack = 0
     this.wake = null
-    // The pool's pieces of the writes not called back yet, in order: { piece,
-    // counted } (piece null for bytes that are not the pool's).
+    // The pool's pieces of the writes not called back yet, in order (null for
+    // bytes that are not the pool's); the oldest `uncounted` of them left the
+    // budget when the client stalled.
     this.pending = []
+    this.uncounted = 0
     this.kernelRoom = kernelRoomOf(res)
     // Over TLS one piece is written at a time, the next once the last one's
     // write called back (the kernel took it): what is handed to a TLS socket at
@@ -139,6 +150,18 @@ class Flight {
     this.stalls = 0
     // The last nextSize() was cut under a piece by the kernel's room.
     this.small = false
+    // A wait for the writes out is on: only then does the stall timer count.
+    this.waiting = false
+    this.timer = null
+    // The batch being written one piece at a time (writeSerially), or null.
+    this.batch = null
+    this.written = this.written.bind(this)
+    this.timedOut = this.timedOut.bind(this)
+    this.setWake = (done) => { this.wake = done }
+    this.startBatch = (done) => {
+      this.batch.done = done
+      this.writeNext()
+    }
   }
 
   // Room for how many more bytes now.
@@ -149,22 +172,60 @@ class Flight {
   // Writes `bytes`; `piece`, when given, goes back to the pool once Node is done
   // with it (after a failed write Node may still hold it: it is let go).
   write (bytes, piece) {
-    const id = ++this.writes
-    const entry = { piece, counted: piece !== null }
-    this.pending.push(entry)
-    this.res.write(bytes, (err) => {
-      this.pending.shift() // this one: writes call back in order
-      if (entry.counted) {
-        if (err) pool.forget()
-        else pool.give(entry.piece)
-      }
-      this.calledBack = id
-      if (this.wake !== null && id === this.writes) {
-        const wake = this.wake
-        this.wake = null
-        wake()
-      }
-    })
+    this.writes++
+    this.pending.push(piece)
+    this.res.write(bytes, this.written)
+  }
+
+  // Every write's callback: writes call back in order.
+  written (err) {
+    const piece = this.pending.shift()
+    if (this.uncounted > 0) this.uncounted--
+    else if (piece !== null && err) pool.forget()
+    else if (piece !== null) pool.give(piece)
+    if (++this.calledBack !== this.writes) return
+    this.waiting = false
+    if (this.batch !== null) {
+      this.grow(this.batch.sent + this.batch.written)
+      this.writeNext()
+    } else if (this.wake !== null) {
+      const wake = this.wake
+      this.wake = null
+      wake()
+    }
+  }
+
+  // The window doubles once the client took RAMP bytes and its writes keep
+  // calling back.
+  grow (sent) {
+    if (sent >= RAMP) this.window = Math.min(this.window * 2, MAX_WINDOW)
+  }
+
+  // Starts a wait for the writes out: the stall timer counts from now.
+  arm () {
+    this.waiting = true
+    if (this.timer === null) {
+      this.timer = setTimeout(this.timedOut, STALL_MS)
+      this.timer.unref()
+    } else {
+      this.timer.refresh()
+    }
+  }
+
+  // The writes out did not all call back within STALL_MS of the wait's start.
+  timedOut () {
+    if (!this.waiting) return
+    // An HTTP/2 stream closed under its body (the client's session went
+    // away gracefully) waits to flush what it holds into a window that
+    // never opens; Node 20.17 and 22.5 then never emit 'close', the writes
+    // never call back, and the session stays: the stream is destroyed.
+    if (this.res instanceof http2.Http2ServerResponse && this.res.stream.closed) {
+      this.res.destroy()
+      return
+    }
+    this.waiting = false
+    this.stall()
+    if (this.batch !== null) this.endBatch()
   }
 
   // The client stopped reading: what is out is let go from the budget (it stays
@@ -173,43 +234,69 @@ class Flight {
   stall () {
     this.stalls++
     this.window = PIECE_SIZE
-    for (const entry of this.pending) {
-      if (!entry.counted) continue
-      entry.counted = false
-      pool.forget()
+    for (let i = this.uncounted; i < this.pending.length; i++) {
+      if (this.pending[i] !== null) pool.forget()
     }
+    this.uncounted = this.pending.length
   }
 
   // → Promise<boolean>: true once every write so far called back, false when the
   // client went away first. `sent`: the bytes written so far, for the window.
-  // `untilStall`: true as soon as the client stalled too (this.stalls changed).
-  async land (sent, untilStall = false) {
-    let stalled = false
+  async land (sent) {
     if (this.calledBack !== this.writes) {
-      const timer = setTimeout(() => {
-        // An HTTP/2 stream closed under its body (the client's session went
-        // away gracefully) waits to flush what it holds into a window that
-        // never opens; Node 20.17 and 22.5 then never emit 'close', the writes
-        // never call back, and the session stays: the stream is destroyed.
-        if (this.res instanceof http2.Http2ServerResponse && this.res.stream.closed) {
-          this.res.destroy()
-          return
-        }
-        stalled = true
-        this.stall()
-        if (untilStall && this.wake !== null) {
-          const wake = this.wake
-          this.wake = null
-          wake()
-        }
-      }, STALL_MS)
-      timer.unref()
-      const landed = await this.hangup.wait((done) => { this.wake = done })
-      clearTimeout(timer)
+      const stalls = this.stalls
+      this.arm()
+      const landed = await this.hangup.wait(this.setWake)
+      this.waiting = false
       if (!landed) return false
+      if (this.stalls !== stalls) return !this.hangup.gone
     }
-    if (sent >= RAMP && !stalled) this.window = Math.min(this.window * 2, MAX_WINDOW)
+    this.grow(sent)
     return !this.hangup.gone
+  }
+
+  // Writes the first `bytes` bytes of `buffers` (the whole of each, the last
+  // one cut), each once the last write called back, from that callback: no
+  // promise or timer per piece. `pieces`: the pool's pieces they are, or null.
+  // `sent`: the bytes written before, for the window. → Promise of the bytes
+  // handed to res, fewer than `bytes` when the client stalled first (the
+  // pieces not written go back to the pool), 0 when it went away.
+  async writeSerially (buffers, pieces, bytes, sent) {
+    const batch = { buffers, pieces, bytes, sent, next: 0, written: 0, done: null }
+    this.batch = batch
+    const on = await this.hangup.wait(this.startBatch)
+    this.batch = null // the client went away: nothing more is written
+    if (pieces !== null) {
+      for (let i = batch.next; i < pieces.length; i++) pool.give(pieces[i])
+    }
+    return on && !this.hangup.gone ? batch.written : 0
+  }
+
+  // Writes the batch's next piece once every write so far called back; ends
+  // the batch once it is all written, or the client went away.
+  writeNext () {
+    const batch = this.batch
+    while (batch.written < batch.bytes && batch.next < batch.buffers.length && !this.hangup.gone) {
+      if (this.calledBack !== this.writes) return this.arm() // written() goes on
+      const buffer = batch.buffers[batch.next]
+      const size = Math.min(buffer.length, batch.bytes - batch.written)
+      this.write(size < buffer.length ? buffer.subarray(0, size) : buffer, batch.pieces === null ? null : batch.pieces[batch.next])
+      batch.next++
+      batch.written += size
+    }
+    this.endBatch()
+  }
+
+  endBatch () {
+    const batch = this.batch
+    this.batch = null
+    batch.done()
+  }
+
+  // No more waits: the stall timer is let go.
+  close () {
+    this.waiting = false
+    if (this.timer !== null) clearTimeout(this.timer)
   }
 }
 
@@ -234,7 +321,7 @@ function kernelRoomOf (res) {
 // flight.small set: those bytes are read into a buffer of their own size, not
 // a piece (readSmall). A client that stops reading then has one small write
 // queued in user space, plain and encrypted, and that write's callback says
-// when the kernel took it.
+// when the kernel took it. Over TLS, SERIAL_BATCH at most.
 function nextSize (flight, left) {
   flight.small = false
   const room = flight.room()
@@ -254,9 +341,8 @@ function nextSize (flight, left) {
       }
       size = Math.min(size, Math.floor(fits / PIECE_SIZE) * PIECE_SIZE)
     }
-  } else if (flight.serial) {
-    size = Math.min(size, SERIAL_BATCH)
   }
+  if (flight.serial) size = Math.min(size, SERIAL_BATCH)
   return Math.min(size, left)
 }
 
@@ -283,51 +369,60 @@ function finish (res, hangup, bytes) {
   return { bytes, complete: true }
 }
 
-// Pieces for up to `bytes` bytes, waiting for the budget when it is spent. →
-// Promise of the pieces, or null when the client went away first.
-async function takePieces (bytes, hangup) {
-  const count = Math.ceil(bytes / PIECE_SIZE)
+// Up to `count` pieces once the budget gives some back (pool.take
+// gave none). → Promise of the pieces, or of null when the client went away
+// first.
+async function waitForPieces (count, hangup) {
   for (;;) {
+    if (!(await hangup.wait((done) => pool.waitForPiece().then(done)))) return null
     const pieces = pool.take(count)
     if (pieces.length > 0) return pieces
-    if (!(await hangup.wait((done) => pool.waitForPiece().then(done)))) return null
   }
 }
 
-// Reads up to `bytes` bytes at `position` into pieces and writes them to res.
-// → Promise of the bytes written (0: the client went away). Every piece goes back
-// to the pool, now or once written.
-async function readAndWrite (fd, position, bytes, flight, sent) {
-  const { hangup } = flight
-  const pieces = await takePieces(bytes, hangup)
-  if (pieces === null) return 0
-  const wanted = Math.min(bytes, pieces.length * PIECE_SIZE) // the budget may give fewer
+// `pieces` for readv to fill with `wanted` bytes: the last one cut.
+function toFill (pieces, wanted) {
   const last = pieces.length - 1
   const tail = wanted - last * PIECE_SIZE
-  const buffers = tail < PIECE_SIZE ? [...pieces.slice(0, last), pieces[last].subarray(0, tail)] : pieces
+  if (tail === PIECE_SIZE) return pieces
+  const buffers = pieces.slice()
+  buffers[last] = pieces[last].subarray(0, tail)
+  return buffers
+}
+
+// Reads up to `bytes` bytes at `position` into pieces and writes them to res.
+// → Promise of the bytes written: 0 when the client went away, fewer than read
+// when, over TLS, it stalled first. Every piece goes back to the pool, now or
+// once written.
+async function readAndWrite (fd, position, bytes, flight, sent) {
+  const { hangup } = flight
+  const count = Math.ceil(bytes / PIECE_SIZE)
+  let pieces = pool.take(count) // none when the budget is spent
+  if (pieces.length === 0) pieces = await waitForPieces(count, hangup)
+  if (pieces === null) return 0
+  const wanted = Math.min(bytes, pieces.length * PIECE_SIZE) // the budget may give fewer
   let bytesRead
   try {
-    ({ bytesRead } = await readv(fd, buffers, position))
+    ({ bytesRead } = await readv(fd, toFill(pieces, wanted), position))
   } catch (err) {
     for (const piece of pieces) pool.give(piece)
     throw err
   }
+  if (bytesRead === 0 && !hangup.gone) {
+    for (const piece of pieces) pool.give(piece)
+    throw truncatedError(position, wanted)
+  }
+  if (flight.serial) return flight.writeSerially(pieces, pieces, bytesRead, sent)
   let written = 0
-  let stopped = false // the client left, or stopped reading: the rest goes back unwritten
   for (const piece of pieces) {
     const size = Math.min(PIECE_SIZE, bytesRead - written)
-    if (!stopped && size > 0 && flight.serial && flight.calledBack !== flight.writes) {
-      const stalls = flight.stalls
-      stopped = !(await flight.land(sent + written, true)) || flight.stalls !== stalls
-    }
-    if (stopped || size <= 0 || hangup.gone) {
+    if (size <= 0 || hangup.gone) {
       pool.give(piece)
       continue
     }
     flight.write(size < PIECE_SIZE ? piece.subarray(0, size) : piece, piece)
     written += size
   }
-  if (bytesRead === 0 && !hangup.gone) throw truncatedError(position, wanted)
   return hangup.gone ? 0 : written
 }
 
@@ -350,40 +445,58 @@ async function readSmall (fd, position, bytes, flight) {
 async function copyToResponse (fd, start, length, res, hangup) {
   if (!OWN_WRITES.has(res.write)) return copyThroughMiddleware(fd, start, length, res, hangup)
   const flight = new Flight(res, hangup)
-  let done = 0
-  while (done < length) {
-    if (hangup.gone) return gone(done)
-    const size = nextSize(flight, length - done)
-    if (size === 0) {
-      if (!(await flight.land(done))) return gone(done)
-      continue
+  try {
+    let done = 0
+    while (done < length) {
+      if (hangup.gone) return gone(done)
+      const size = nextSize(flight, length - done)
+      if (size === 0) {
+        if (!(await flight.land(done))) return gone(done)
+        continue
+      }
+      // 0 when the client went away, or (over TLS) stalled before a piece of
+      // this read went out: the next round waits for it.
+      done += flight.small
+        ? await readSmall(fd, start + done, size, flight)
+        : await readAndWrite(fd, start + done, size, flight, done)
     }
-    const written = flight.small
-      ? await readSmall(fd, start + done, size, flight)
-      : await readAndWrite(fd, start + done, size, flight, done)
-    if (written === 0) return gone(done)
-    done += written
+    return finish(res, hangup, done)
+  } finally {
+    flight.close()
   }
-  return finish(res, hangup, done)
 }
 
 // Writes `bytes` (a body from memory) to `res` in views of it, under the same
 // window, then ends it. → Promise of { bytes, complete } as copyToResponse.
 async function writeToResponse (bytes, res, hangup) {
   const flight = new Flight(res, hangup)
-  let done = 0
-  while (done < bytes.length) {
-    if (hangup.gone) return gone(done)
-    const size = flight.serial && flight.calledBack !== flight.writes ? 0 : nextSize(flight, bytes.length - done)
-    if (size === 0) {
-      if (!(await flight.land(done))) return gone(done)
-      continue
+  try {
+    let done = 0
+    while (done < bytes.length) {
+      if (hangup.gone) return gone(done)
+      const size = flight.serial && flight.calledBack !== flight.writes ? 0 : nextSize(flight, bytes.length - done)
+      if (size === 0) {
+        if (!(await flight.land(done))) return gone(done)
+        continue
+      }
+      if (flight.serial) {
+        done += await flight.writeSerially(viewsOf(bytes, done, size), null, size, done)
+      } else {
+        flight.write(bytes.subarray(done, done + size), null)
+        done += size
+      }
     }
-    const part = flight.serial ? Math.min(size, PIECE_SIZE) : size
-    flight.write(bytes.subarray(done, done + part), null)
-    done += part
+    return finish(res, hangup, done)
+  } finally {
+    flight.close()
   }
-  return finish(res, hangup, done)
+}
+
+// Views of `bytes` [start, start + size), a piece each.
+function viewsOf (bytes, start, size) {
+  const views = []
+  for (let at = start; at < start + size; at += PIECE_SIZE) views.push(bytes.subarray(at, Math.min(at + PIECE_SIZE, start + size)))
+  return views
 }
 
 // For a response whose write was replaced: chunks allocated per read, written

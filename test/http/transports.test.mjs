@@ -3,6 +3,7 @@
 // response, never respondWithFD: see send-body.js), precompressed siblings.
 // Clients that hang up on these transports: hang-up.test.mjs.
 
+import { createHook } from 'node:async_hooks'
 import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -16,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import compression from 'compression'
 import express from 'express'
 import zcopy from '../../lib/index.js'
-import { fdsUnder, listen, parseResponses, rawExchange, request, tls } from '../support/http.mjs'
+import { fdsUnder, listen, parseResponses, rawExchange, request, secureGet, tls } from '../support/http.mjs'
 import { FILES, makeTree } from '../fixtures/http/tree.mjs'
 
 let tree
@@ -105,6 +106,29 @@ test('TLS: the stream fallback sends the same bytes', async () => {
     expect((await fetchTls('/hello.txt')).body.toString()).toBe(FILES['hello.txt'])
   } finally {
     agent.destroy()
+    await app.close()
+    await serve.close()
+  }
+})
+
+// Over TLS the pieces go out one at a time, the next from the last one's write
+// callback: one stall timer per response, re-armed, where there was one per
+// piece (a crowd of clients grew V8's heap with them; issue 47). Counted, not
+// timed: the timers created in this process while a 3 MiB body goes out.
+test('TLS: one stall timer per response, not one per piece', async () => {
+  const serve = zcopy.serveStatic(tree.root)
+  const app = await listen(null, https.createServer(tls, handlerFor(serve)))
+  let timers = 0
+  const hook = createHook({ init (id, type) { if (type === 'Timeout') timers++ } })
+  try {
+    expect((await secureGet(app.port, '/big.bin')).equals(FILES['big.bin'])).toBe(true) // opened and cached
+    hook.enable()
+    expect((await secureGet(app.port, '/big.bin')).equals(FILES['big.bin'])).toBe(true)
+    hook.disable()
+    // 192 pieces; the server's keep-alive timer and the pool's sweep besides
+    expect(timers).toBeLessThan(16)
+  } finally {
+    hook.disable()
     await app.close()
     await serve.close()
   }
