@@ -18,11 +18,14 @@
 //   at SCHED_IDLE on Linux, else on threads at nice 19), which read the
 //   source themselves from the cache's descriptor; so a burst of new files
 //   waits in the queue, never in front of requests, and takes only the CPU
-//   the requests leave. No job starts while the event loop is busy
-//   (./loop-busy.js), until the first in the queue has waited MAX_DEFER_MS:
-//   a server answering requests as fast as it can loses nothing to a thousand
-//   new files (not even the start of a compression process), and under a
-//   load that lasts, variants are still made.
+//   the requests leave. A burst (BURST jobs or more waiting) is held back
+//   while the event loop is busy (./loop-busy.js), until the first job in the
+//   queue has waited MAX_DEFER_MS: a server answering requests as fast as it
+//   can loses nothing to a thousand new files. Under a load that lasts,
+//   variants are still made, but a slice of the time only (BUSY_SHARE): after
+//   a job that took t, the next of the burst waits t / BUSY_SHARE - t while
+//   the loop stays busy; once it is not, they all go. A few jobs at a time (a
+//   changed file) go at once: a busy server held its variant 10 s per change.
 // - A variant of up to 64 KiB is kept in memory, within the open-file cache's
 //   `memoryCache` bytes (shared with its small files); a larger one (or one that
 //   does not fit there) is written to the store's own folder (./cache-dir) and
@@ -50,7 +53,9 @@ const MAX_QUEUED = 1024 // variants waiting to be made; more are asked for again
 const READ_CHUNK = 1024 * 1024 // a source is read 1 MiB per pool job (where no thread is free)
 const RANKINGS = 256 // Accept-Encoding values whose ranking is kept
 const MIN_SAVING = 0.05 // a variant saving less than 5 % is not kept
-const MAX_DEFER_MS = 10_000 // the longest a job is held back while the event loop is busy
+const BURST = 4 // jobs waiting from which they are held back while the event loop is busy
+const MAX_DEFER_MS = 10_000 // the longest a burst's first job is held back
+const BUSY_SHARE = 0.05 // the share of the time a burst's jobs run once held that long, while the loop stays busy
 const SUFFIX = { br: '.br', gzip: '.gz', zstd: '.zst' }
 
 function sameFile (a, b) {
@@ -115,6 +120,7 @@ class VariantStore {
     this.queue = []
     this.running = 0
     this.pumpTimer = null // a later look at the queue, while the event loop is busy
+    this.restUntil = 0 // while the loop stays busy, no job starts before (Date.now())
     this.removals = new Set() // Promises of the unlinks of variant files under way
     this.idle = []
     this.dir = null // Promise of the store's folder (null: not made yet; false: none)
@@ -220,16 +226,29 @@ class VariantStore {
 
   pump () {
     while (this.running < this.config.concurrency && this.queue.length > 0) {
-      if (Date.now() - this.queue[0].queuedAt < MAX_DEFER_MS && loopBusy()) return this.pumpLater()
+      if (this.holding()) return this.pumpLater()
       const job = this.queue.shift()
+      const started = Date.now()
       this.running++
       this.make(job).catch((err) => this.failed(job, err)).finally(() => {
         job.record.pending.delete(job.encoding)
         this.running--
+        const ended = Date.now()
+        this.restUntil = ended + (ended - started) * (1 / BUSY_SHARE - 1)
         if (this.running === 0 && this.queue.length === 0) this.settleIdle()
         this.pump()
       })
     }
+  }
+
+  // Whether the next job waits: a burst while the event loop is busy, whose
+  // first job waited less than MAX_DEFER_MS, or whose last job ended too
+  // recently for compressions to run more than BUSY_SHARE of the time.
+  holding () {
+    if (this.queue.length < BURST) return false
+    const now = Date.now()
+    if (now - this.queue[0].queuedAt >= MAX_DEFER_MS && now >= this.restUntil) return false
+    return loopBusy()
   }
 
   pumpLater () {
