@@ -34,22 +34,27 @@ describe('zcopy serve --workers', () => {
   test('--workers 2: both serve; a killed worker is replaced; SIGTERM drains all, exit 0', async () => {
     const server = await startServe(root, ['--workers', '2'])
     expect(server.cli.stdout()).toMatch(/, 2 workers\)/)
-    const [, list] = await waitForStdout(server.cli, /^ {2}workers: (\d+ \d+)$/m)
-    const pids = list.split(' ').map(Number)
-    for (let i = 0; i < 4; i++) expect(await (await fetch(new URL('hello.txt', server.url))).text()).toBe('hello\n')
-    // A worker logs a response once it is sent, just after the client has it:
-    // killed before that, its line would be lost with it.
-    await waitForStdout(server.cli, /(^GET \/hello\.txt 200.*\n[^]*){4}/m)
+    let pids, replacement, exit
+    try {
+      const [, list] = await waitForStdout(server.cli, /^ {2}workers: (\d+ \d+)$/m)
+      pids = list.split(' ').map(Number)
+      for (let i = 0; i < 4; i++) expect(await (await fetch(new URL('hello.txt', server.url))).text()).toBe('hello\n')
+      // A worker logs a response once it is sent, just after the client has it:
+      // killed before that, its line would be lost with it.
+      await waitForStdout(server.cli, /(^GET \/hello\.txt 200.*\n[^]*){4}/m)
 
-    process.kill(pids[0], 'SIGKILL')
-    const [, replacement] = await waitForStdout(server.cli, new RegExp(`^zcopy: worker ${pids[0]} killed by SIGKILL; started worker (\\d+)$`, 'm'))
-    await waitForStdout(server.cli, new RegExp(`^zcopy: worker ${replacement} listening$`, 'm'))
-    // On new connections: fetch's pool may hand out its kept-alive connection
-    // to the killed worker before it has read that connection's end (read
-    // ECONNRESET, 1 run in 12 on Node 24.21 under load).
-    for (let i = 0; i < 4; i++) expect(await getOnNewConnection(new URL('hello.txt', server.url))).toBe('hello\n')
-
-    const { code, stdout, stderr } = await server.stop()
+      process.kill(pids[0], 'SIGKILL')
+      const killed = new RegExp(`^zcopy: worker ${pids[0]} killed by SIGKILL; started worker (\\d+)$`, 'm')
+      replacement = (await waitForStdout(server.cli, killed))[1]
+      await waitForStdout(server.cli, new RegExp(`^zcopy: worker ${replacement} listening$`, 'm'))
+      // On new connections: fetch's pool may hand out its kept-alive connection
+      // to the killed worker before it has read that connection's end (read
+      // ECONNRESET, 1 run in 12 on Node 24.21 under load).
+      for (let i = 0; i < 4; i++) expect(await getOnNewConnection(new URL('hello.txt', server.url))).toBe('hello\n')
+    } finally {
+      exit = await server.stop() // also when an expectation failed: no server left behind
+    }
+    const { code, stdout, stderr } = exit
     expect(code).toBe(0)
     expect(stderr).toBe('')
     expect(stdout).toMatch(/stopping/)
