@@ -25,7 +25,8 @@
 //   variants are still made, but a slice of the time only (BUSY_SHARE): after
 //   a job that took t, the next of the burst waits t / BUSY_SHARE - t while
 //   the loop stays busy; once it is not, they all go. A few jobs at a time (a
-//   changed file) go at once: a busy server held its variant 10 s per change.
+//   changed file) go at once: held, a changed file on a busy server would be
+//   sent uncompressed for 10 s after each change.
 // - A variant of up to 64 KiB is kept in memory, within the open-file cache's
 //   `memoryCache` bytes (shared with its small files); a larger one (or one that
 //   does not fit there) is written to the store's own folder (./cache-dir) and
