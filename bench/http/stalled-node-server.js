@@ -19,11 +19,14 @@
 //
 // Over IPC: { ready, port } once it listens; { memory: true } is answered with
 // { memory: process.memoryUsage() } (rss, heapTotal, heapUsed, external,
-// arrayBuffers), no collection forced.
+// arrayBuffers) and `young`, the bytes V8's young generation has committed (of
+// heapTotal; V8 grows it when much outlives its collections), no collection
+// forced.
 
 const fs = require('node:fs')
 const http2 = require('node:http2')
 const https = require('node:https')
+const v8 = require('node:v8')
 const { join } = require('node:path')
 
 const [mode, protocol, certPath, keyPath, root] = process.argv.slice(2)
@@ -71,6 +74,11 @@ function handlerFor () {
   throw new Error(`stalled-node-server: unknown mode ${JSON.stringify(mode)}`)
 }
 
+function youngGeneration () {
+  const young = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')
+  return young === undefined ? 0 : young.physical_space_size
+}
+
 const options = { cert: fs.readFileSync(certPath), key: fs.readFileSync(keyPath) }
 const handler = handlerFor()
 const server = protocol === 'h2' ? http2.createSecureServer(options, handler) : https.createServer(options, handler)
@@ -79,5 +87,5 @@ server.on('tlsClientError', () => {})
 server.listen(0, '127.0.0.1', () => process.send({ ready: true, port: server.address().port }))
 
 process.on('message', (message) => {
-  if (message.memory) process.send({ memory: process.memoryUsage() })
+  if (message.memory) process.send({ memory: { ...process.memoryUsage(), young: youngGeneration() } })
 })

@@ -168,8 +168,8 @@ const mibOf = (bytes) => (bytes / 2 ** 20).toFixed(0)
 async function reading (server) {
   const rss = rssTree(server.pid)
   if (!server.memory) return `${mib(rss)}`
-  const { heapTotal, heapUsed, external, arrayBuffers } = await server.memory()
-  return `${mib(rss)} (heap ${mibOf(heapUsed)}/${mibOf(heapTotal)}, external ${mibOf(external)}, arrayBuffers ${mibOf(arrayBuffers)})`
+  const { heapTotal, heapUsed, young, external, arrayBuffers } = await server.memory()
+  return `${mib(rss)} (heap ${mibOf(heapUsed)}/${mibOf(heapTotal)}, young ${mibOf(young)}, external ${mibOf(external)}, arrayBuffers ${mibOf(arrayBuffers)})`
 }
 
 // The RSS at TIMELINE_S after `closed` (a Date.now()). → { after: the last

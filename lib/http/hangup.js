@@ -6,7 +6,8 @@
 // or a 'close'. The connection's 'close' covers it; on HTTP/2, the stream's.
 //
 // watchHangup(req, res) → a Hangup: `gone` turns true once, on the first of
-// those; `wait(subscribe)` races another event against it; dispose() detaches.
+// those; `wait(subscribe)` races another event against it; `watch(callback)`
+// has it call back then; dispose() detaches.
 
 const { onClose } = require('./on-close')
 
@@ -14,6 +15,7 @@ class Hangup {
   constructor (req, res) {
     this.gone = false
     this.waiter = null
+    this.watcher = null
     this.res = res
     this.onClose = () => this.hangUp()
     // HTTP/2: the compat response closes with its stream; its socket is shared.
@@ -35,6 +37,12 @@ class Hangup {
     if (this.gone) return
     this.gone = true
     this.resume(false)
+    if (this.watcher !== null) this.watcher()
+  }
+
+  // Calls `callback` once, when the client goes (not when it is gone already).
+  watch (callback) {
+    this.watcher = callback
   }
 
   resume (value) {
@@ -55,6 +63,7 @@ class Hangup {
 
   dispose () {
     this.waiter = null
+    this.watcher = null
     this.res.off('close', this.onClose)
     if (this.stream !== null) this.stream.off('close', this.onClose)
     if (this.hangups !== null) this.hangups.delete(this.onClose)

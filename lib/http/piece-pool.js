@@ -6,7 +6,7 @@
 //
 // - A budget bounds the bytes all responses together hold read ahead: pieces
 //   taken and not given back yet (read, or handed to res.write and not written
-//   out). Past it, take() gives nothing and waitForPiece() waits for one to come
+//   out). Past it, take() gives nothing and whenPiece() waits for one to come
 //   back: nothing fails, and the responses whose clients read get their pieces
 //   back first, so they go on first.
 // - Pieces given back are kept for the next reads (allocating a buffer per read
@@ -47,7 +47,7 @@ class PiecePool {
   }
 
   // → up to `count` pieces (at least one), or an empty array when the budget is
-  // spent (then waitForPiece()).
+  // spent (then whenPiece()).
   take (count) {
     const granted = Math.min(count, this.limit - this.out)
     const pieces = []
@@ -57,9 +57,17 @@ class PiecePool {
     return pieces
   }
 
-  // → a promise that resolves once a piece came back (take() may then give one).
-  waitForPiece () {
-    return new Promise((resolve) => this.waiters.push(resolve))
+  // Calls `callback` once a piece came back (take() may then give one), in the
+  // order of the calls, one callback per piece.
+  whenPiece (callback) {
+    this.waiters.push(callback)
+  }
+
+  // A wait given up (its response ended): the next piece back goes to the
+  // next waiter.
+  cancelWait (callback) {
+    const at = this.waiters.indexOf(callback)
+    if (at >= 0) this.waiters.splice(at, 1)
   }
 
   give (piece) {

@@ -26,7 +26,7 @@
 //   encrypted at once into a buffer of that size, which the connection keeps
 //   (256 KiB at once cost 600 KiB of RSS per stalled client, on 150 clients).
 //   They are read two at a time at most (SERIAL_BATCH), and the next one is
-//   written from the last one's write callback: no promise or timer per piece;
+//   written from the last one's write callback;
 // - the file is read in pieces from a pool shared by all responses, bounded by
 //   a budget for the whole process (ZCOPY_COPY_BUDGET, piece-pool.js): a piece
 //   goes back when its write calls back, and only when res.write is Node's own
@@ -36,12 +36,14 @@
 //   until its client reads or leaves, and are not reused): clients that stop
 //   reading can never spend the budget of those that read. Pieces read and not
 //   written when it stalled go back, and are read again when it goes on;
-// - once the pool saw a whole idle period, it lets its spares go and has the
-//   addon hand the C heap's free pages back to the system (trimMemory), and
-//   again after V8's next full collection: the TLS buffers of a crowd of
-//   clients, freed among allocations that stay (most of them only once V8
-//   collects the connections' objects), would otherwise keep the process at
-//   the crowd's size.
+// - once the pool saw a whole idle period, it lets its spares go, and the C
+//   heap's free pages go back to the system (shared-pieces.js);
+// - each step (a read, a wait for writes to call back, for the budget) is
+//   started from the callback of the last, with callbacks made once per
+//   response (flight.js): one promise per response, none per read. With 1,000
+//   stalled TLS clients, a promise and async frame per read, alive across
+//   V8's young-generation collections, made V8 double its young generation
+//   (51 MiB of heap committed against 27 for a server writing from memory).
 // A body from memory (bodies kept by the open-file cache) goes out in the same
 // window, in views of the cached bytes (over TLS one piece at a time): nothing
 // is copied, and its encrypted copy is bounded as a file's is.
@@ -52,298 +54,206 @@
 const fs = require('node:fs')
 const http = require('node:http')
 const http2 = require('node:http2')
-const net = require('node:net')
-const tls = require('node:tls')
-const { PerformanceObserver, constants: perfConstants } = require('node:perf_hooks')
 const { promisify } = require('node:util')
-const { PiecePool } = require('./piece-pool')
-const { copyBudget } = require('./copy-budget')
-const { native, transportFd, truncatedError } = require('../engine')
+const { Flight } = require('./flight')
+const { promiseOf } = require('./promise-of')
+const { pool, PIECE_SIZE } = require('./shared-pieces')
+const { truncatedError } = require('../engine')
 
 const read = promisify(fs.read)
-const readv = promisify(fs.readv)
 
-const PIECE_SIZE = 16 * 1024
-const MAX_WINDOW = 256 * 1024
-const RAMP = 512 * 1024
-// A response whose writes did not all call back in this long has a client that
-// stopped reading (see Flight.stall).
-const STALL_MS = 1000
-// Over TLS, pieces are read at most this many bytes at a time (less where the
-// kernel's room says so): they are written one at a time anyway, and the ones
-// read ahead only wait. A crowd of clients each with more pieces waiting wants
-// more than the pool keeps, so the pool allocates pieces per read and drops
-// them once written: garbage outside V8's heap, in the RSS until V8 collects,
-// and freed among the connections' buffers in the C heap.
-const SERIAL_BATCH = 32 * 1024
-// The share of the kernel's send buffer room (socketRoom) written at once.
-const KERNEL_SHARE = 0.75
-// Where the kernel's room is less than a piece, what fits is read in steps of
-// this size into a buffer of its own, one step when it takes nothing: the
-// write that waits for a client that stopped reading (issue 47). A whole piece
-// waiting there held 16 KiB plain and 16 KiB encrypted per stalled client.
-const SMALL_STEP = 1024
 // A response whose write was replaced (compression middleware) is read in
 // chunks of this size, allocated per read.
 const CHUNK_SIZE = 64 * 1024
 
-const socketRoom = native !== null && typeof native.socketRoom === 'function' ? native.socketRoom : null
-const trimMemory = native !== null && typeof native.trimMemory === 'function' ? native.trimMemory : null
-const pool = new PiecePool({
-  pieceSize: PIECE_SIZE,
-  budget: copyBudget(),
-  keep: 256,
-  idleMs: 2000,
-  onIdle: trimMemory === null ? null : trimNowAndAfterCollection
-})
-
-// What a crowd of clients' connections held in the C heap (OpenSSL's and
-// Node's TLS buffers) is freed only when V8 collects their objects, and an
-// idle process collects late (V8's memory reducer: 10 to 30 s after the
-// clients left, measured on 1,000 TLS clients), after the pool's trim ran. So
-// the C heap is trimmed once more after the next full collection, if the pool
-// is still idle then: a 'gc' PerformanceObserver (public API) watches for it,
-// from the pool's idle sweep until then.
-let collectionWatch = null
-function trimNowAndAfterCollection () {
-  trimMemory()
-  if (collectionWatch !== null) return
-  collectionWatch = new PerformanceObserver((list) => {
-    if (!list.getEntries().some((entry) => entry.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR)) return
-    collectionWatch.disconnect()
-    collectionWatch = null
-    if (pool.idle) trimMemory()
-  })
-  collectionWatch.observe({ entryTypes: ['gc'] })
-}
 const OWN_WRITES = new Set([http.ServerResponse.prototype.write, http2.Http2ServerResponse.prototype.write])
 
-// The writes of one response not yet called back. The bytes it holds, handed
-// to res and not yet written out (res.writableLength), are kept under a window
-// (see above); past it, the next read waits until every write so far called
-// back. Writes call back in order.
-//
-// Its callbacks and its one stall timer are made once per response, not per
-// write: with a crowd of clients each piece's promises, closures and timers
-// live across a wait, survive V8's young-generation collections, and make it
-// grow the heap that stays committed once those clients stall.
-class Flight {
-  constructor (res, hangup) {
+// One response's body, handed to res.write() under its Flight's window, a
+// step at a time, each step started from the callback of the last. `result`
+// (once step() was called) resolves with { bytes, complete } (the bytes handed
+// to res.write(), and false when the client went away first), or rejects with
+// a read error or a file shorter than the body; never while a read of the file
+// is in flight.
+class BodyCopy {
+  constructor (res, hangup, length) {
     this.res = res
     this.hangup = hangup
-    this.window = PIECE_SIZE
-    this.writes = 0
-    this.calledBack = 0
-    this.wake = null
-    // The pool's pieces of the writes not called back yet, in order (null for
-    // bytes that are not the pool's); the oldest `uncounted` of them left the
-    // budget when the client stalled.
-    this.pending = []
-    this.uncounted = 0
-    this.kernelRoom = kernelRoomOf(res)
-    // Over TLS one piece is written at a time, the next once the last one's
-    // write called back (the kernel took it): what is handed to a TLS socket at
-    // once is encrypted at once into a buffer of that size, which the
-    // connection keeps (256 KiB batches cost 600 KiB of RSS per stalled client,
-    // one piece at a time 130 KiB).
-    this.serial = res instanceof http.ServerResponse && res.socket instanceof tls.TLSSocket
-    this.stalls = 0
-    // The last nextSize() was cut under a piece by the kernel's room.
-    this.small = false
-    // A wait for the writes out is on: only then does the stall timer count.
-    this.waiting = false
-    this.timer = null
-    // The batch being written one piece at a time (writeSerially), or null.
-    this.batch = null
-    this.written = this.written.bind(this)
-    this.timedOut = this.timedOut.bind(this)
-    this.setWake = (done) => { this.wake = done }
-    this.startBatch = (done) => {
-      this.batch.done = done
-      this.writeNext()
-    }
+    this.length = length
+    this.result = new Promise((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
+    })
+    this.done = 0 // bytes handed to res.write()
+    this.reading = false
+    this.ended = false
+    this.flight = new Flight(res, hangup, this)
+    this.step = this.step.bind(this)
+    hangup.watch(this.step)
   }
 
-  // Room for how many more bytes now.
-  room () {
-    return this.window - this.res.writableLength
-  }
-
-  // Writes `bytes`; `piece`, when given, goes back to the pool once Node is done
-  // with it (after a failed write Node may still hold it: it is let go).
-  write (bytes, piece) {
-    this.writes++
-    this.pending.push(piece)
-    this.res.write(bytes, this.written)
-  }
-
-  // Every write's callback: writes call back in order.
-  written (err) {
-    const piece = this.pending.shift()
-    if (this.uncounted > 0) this.uncounted--
-    else if (piece !== null && err) pool.forget()
-    else if (piece !== null) pool.give(piece)
-    if (++this.calledBack !== this.writes) return
-    this.waiting = false
-    if (this.batch !== null) {
-      this.grow(this.batch.sent + this.batch.written)
-      this.writeNext()
-    } else if (this.wake !== null) {
-      const wake = this.wake
-      this.wake = null
-      wake()
-    }
-  }
-
-  // The window doubles once the client took RAMP bytes and its writes keep
-  // calling back.
-  grow (sent) {
-    if (sent >= RAMP) this.window = Math.min(this.window * 2, MAX_WINDOW)
-  }
-
-  // Starts a wait for the writes out: the stall timer counts from now.
-  arm () {
-    this.waiting = true
-    if (this.timer === null) {
-      this.timer = setTimeout(this.timedOut, STALL_MS)
-      this.timer.unref()
-    } else {
-      this.timer.refresh()
-    }
-  }
-
-  // The writes out did not all call back within STALL_MS of the wait's start.
-  timedOut () {
-    if (!this.waiting) return
-    // An HTTP/2 stream closed under its body (the client's session went
-    // away gracefully) waits to flush what it holds into a window that
-    // never opens; Node 20.17 and 22.5 then never emit 'close', the writes
-    // never call back, and the session stays: the stream is destroyed.
-    if (this.res instanceof http2.Http2ServerResponse && this.res.stream.closed) {
-      this.res.destroy()
-      return
-    }
-    this.waiting = false
-    this.stall()
-    if (this.batch !== null) this.endBatch()
-  }
-
-  // The client stopped reading: what is out is let go from the budget (it stays
-  // with Node until the client reads or leaves, and is not reused then), so
-  // that clients that read still get pieces; the window starts over at one piece.
-  stall () {
-    this.stalls++
-    this.window = PIECE_SIZE
-    for (let i = this.uncounted; i < this.pending.length; i++) {
-      if (this.pending[i] !== null) pool.forget()
-    }
-    this.uncounted = this.pending.length
-  }
-
-  // → Promise<boolean>: true once every write so far called back, false when the
-  // client went away first. `sent`: the bytes written so far, for the window.
-  async land (sent) {
-    if (this.calledBack !== this.writes) {
-      const stalls = this.stalls
-      this.arm()
-      const landed = await this.hangup.wait(this.setWake)
-      this.waiting = false
-      if (!landed) return false
-      if (this.stalls !== stalls) return !this.hangup.gone
-    }
-    this.grow(sent)
-    return !this.hangup.gone
-  }
-
-  // Writes the first `bytes` bytes of `buffers` (the whole of each, the last
-  // one cut), each once the last write called back, from that callback: no
-  // promise or timer per piece. `pieces`: the pool's pieces they are, or null.
-  // `sent`: the bytes written before, for the window. → Promise of the bytes
-  // handed to res, fewer than `bytes` when the client stalled first (the
-  // pieces not written go back to the pool), 0 when it went away.
-  async writeSerially (buffers, pieces, bytes, sent) {
-    const batch = { buffers, pieces, bytes, sent, next: 0, written: 0, done: null }
-    this.batch = batch
-    const on = await this.hangup.wait(this.startBatch)
-    this.batch = null // the client went away: nothing more is written
-    if (pieces !== null) {
-      for (let i = batch.next; i < pieces.length; i++) pool.give(pieces[i])
-    }
-    return on && !this.hangup.gone ? batch.written : 0
-  }
-
-  // Writes the batch's next piece once every write so far called back; ends
-  // the batch once it is all written, or the client went away.
-  writeNext () {
-    const batch = this.batch
-    while (batch.written < batch.bytes && batch.next < batch.buffers.length && !this.hangup.gone) {
-      if (this.calledBack !== this.writes) return this.arm() // written() goes on
-      const buffer = batch.buffers[batch.next]
-      const size = Math.min(buffer.length, batch.bytes - batch.written)
-      this.write(size < buffer.length ? buffer.subarray(0, size) : buffer, batch.pieces === null ? null : batch.pieces[batch.next])
-      batch.next++
-      batch.written += size
-    }
-    this.endBatch()
-  }
-
-  endBatch () {
-    const batch = this.batch
-    this.batch = null
-    batch.done()
-  }
-
-  // No more waits: the stall timer is let go.
-  close () {
-    this.waiting = false
-    if (this.timer !== null) clearTimeout(this.timer)
-  }
-}
-
-// → () → the bytes the kernel takes now for `res`'s connection (socketRoom,
-// the addon's), or null when that is not known: without the addon, or one that
-// lacks socketRoom, over HTTP/2 (each stream's flow control decides there).
-function kernelRoomOf (res) {
-  if (socketRoom === null || !(res instanceof http.ServerResponse)) return null
-  const socket = res.socket
-  if (!(socket instanceof net.Socket)) return null
-  return () => {
-    const fd = transportFd(socket)
-    return fd < 0 ? -1 : socketRoom(fd)
-  }
-}
-
-// How many bytes to read or write next: the room left, in whole pieces, at
-// most what remains; 0 when the window is full. Where the kernel says how much
-// more its send buffer takes, no more than that (less a margin for its
-// overhead and the records' framing); when that is less than a piece, what
-// fits in steps of SMALL_STEP, one step when it takes none, with
-// flight.small set: those bytes are read into a buffer of their own size, not
-// a piece (readSmall). A client that stops reading then has one small write
-// queued in user space, plain and encrypted, and that write's callback says
-// when the kernel took it. Over TLS, SERIAL_BATCH at most.
-function nextSize (flight, left) {
-  flight.small = false
-  const room = flight.room()
-  if (room <= 0) return 0
-  let size = Math.ceil(room / PIECE_SIZE) * PIECE_SIZE
-  if (flight.kernelRoom !== null) {
-    // Asked only once every write so far called back: the kernel may show room
-    // before it wakes Node to write what waits (a quarter of its buffer or more),
-    // and what is written meanwhile would queue behind that.
-    if (flight.calledBack !== flight.writes) return 0
-    const kernel = flight.kernelRoom()
-    if (kernel >= 0) {
-      const fits = Math.floor(kernel * KERNEL_SHARE)
-      if (fits < PIECE_SIZE) {
-        flight.small = true
-        return Math.min(Math.max(fits - fits % SMALL_STEP, SMALL_STEP), left)
+  // Goes on until it has to wait: for a read, for writes to call back, for
+  // the budget. Whatever ends that wait calls it again (the hangup too).
+  step () {
+    if (this.ended || this.reading) return
+    try {
+      for (;;) {
+        if (this.hangup.gone) return this.end(null, gone(this.done))
+        if (this.done >= this.length) return this.end(null, finish(this.res, this.hangup, this.done))
+        const size = this.nextSize()
+        if (size === 0) {
+          if (!this.flight.land(this.done)) return // resume() goes on
+          continue
+        }
+        if (!this.send(size)) return
       }
-      size = Math.min(size, Math.floor(fits / PIECE_SIZE) * PIECE_SIZE)
+    } catch (err) {
+      this.end(err)
     }
   }
-  if (flight.serial) size = Math.min(size, SERIAL_BATCH)
-  return Math.min(size, left)
+
+  nextSize () {
+    return this.flight.nextSize(this.length - this.done)
+  }
+
+  // The Flight's: every write so far called back.
+  resume () {
+    this.step()
+  }
+
+  // The Flight's: a batch went out (`written` bytes of it).
+  batchDone (written) {
+    this.done += written
+    this.step()
+  }
+
+  end (err, result) {
+    this.ended = true
+    this.flight.close()
+    this.hangup.watch(null)
+    pool.touch()
+    if (err) this.reject(err)
+    else this.resolve(result)
+  }
+}
+
+// Bytes [start, start + length) of `fd`, read into the pool's pieces (fewer
+// than a piece, where the kernel's room says so, into a buffer of their size).
+class FileCopy extends BodyCopy {
+  constructor (fd, start, length, res, hangup) {
+    super(res, hangup, length)
+    this.fd = fd
+    this.start = start
+    this.pieces = null // being read into
+    this.wanted = 0 // bytes asked of that read
+    this.smallBuffer = null
+    this.waitingForPiece = false
+    this.wake = () => {
+      this.waitingForPiece = false
+      this.step()
+    }
+    this.onRead = this.onRead.bind(this)
+    this.onSmallRead = this.onSmallRead.bind(this)
+  }
+
+  // Starts reading `size` bytes. → false: the read's callback goes on.
+  send (size) {
+    const position = this.start + this.done
+    if (this.flight.small) {
+      this.smallBuffer = Buffer.allocUnsafeSlow(size)
+      this.reading = true
+      fs.read(this.fd, this.smallBuffer, 0, size, position, this.onSmallRead)
+      return false
+    }
+    const pieces = pool.take(Math.ceil(size / PIECE_SIZE)) // none when the budget is spent
+    if (pieces.length === 0) {
+      this.waitingForPiece = true
+      pool.whenPiece(this.wake)
+      return false
+    }
+    this.pieces = pieces
+    this.wanted = Math.min(size, pieces.length * PIECE_SIZE) // the budget may give fewer
+    this.reading = true
+    fs.readv(this.fd, toFill(pieces, this.wanted), position, this.onRead)
+    return false
+  }
+
+  // The pieces read are written: over TLS one at a time (the Flight's batch),
+  // else at once. Every piece goes back to the pool, now or once written.
+  onRead (err, bytesRead) {
+    this.reading = false
+    const pieces = this.pieces
+    this.pieces = null
+    if (err || bytesRead === 0 || this.ended || this.hangup.gone) {
+      for (const piece of pieces) pool.give(piece)
+      if (err) return this.end(err)
+      if (bytesRead === 0 && !this.hangup.gone) return this.end(truncatedError(this.start + this.done, this.wanted))
+      return this.step()
+    }
+    try {
+      if (this.flight.serial) return this.flight.writeSerially(pieces, pieces, bytesRead, this.done)
+      let written = 0
+      for (const piece of pieces) {
+        const size = Math.min(PIECE_SIZE, bytesRead - written)
+        if (size <= 0) {
+          pool.give(piece)
+          continue
+        }
+        this.flight.write(size < PIECE_SIZE ? piece.subarray(0, size) : piece, piece)
+        written += size
+      }
+      this.done += written
+    } catch (err) {
+      return this.end(err)
+    }
+    this.step()
+  }
+
+  onSmallRead (err, bytesRead) {
+    this.reading = false
+    const buffer = this.smallBuffer
+    this.smallBuffer = null
+    if (err) return this.end(err)
+    if (this.hangup.gone) return this.step()
+    if (bytesRead === 0) return this.end(truncatedError(this.start + this.done, buffer.length))
+    try {
+      this.flight.write(bytesRead < buffer.length ? buffer.subarray(0, bytesRead) : buffer, null)
+    } catch (err) {
+      return this.end(err)
+    }
+    this.done += bytesRead
+    this.step()
+  }
+
+  end (err, result) {
+    if (this.waitingForPiece) pool.cancelWait(this.wake)
+    super.end(err, result)
+  }
+}
+
+// A body from memory (bodies kept by the open-file cache), in views of it:
+// nothing is copied. Over TLS, one batch once every write so far called back.
+class MemoryCopy extends BodyCopy {
+  constructor (bytes, res, hangup) {
+    super(res, hangup, bytes.length)
+    this.bytes = bytes
+  }
+
+  nextSize () {
+    if (this.flight.serial && this.flight.calledBack !== this.flight.writes) return 0
+    return super.nextSize()
+  }
+
+  // → true when the bytes were handed to res at once.
+  send (size) {
+    const { bytes, done, flight } = this
+    if (flight.serial) {
+      flight.writeSerially(viewsOf(bytes, done, size), null, size, done)
+      return false
+    }
+    flight.write(bytes.subarray(done, done + size), null)
+    this.done += size
+    return true
+  }
 }
 
 // Middleware such as compression() forwards res.on('drain') to its own stream
@@ -369,17 +279,6 @@ function finish (res, hangup, bytes) {
   return { bytes, complete: true }
 }
 
-// Up to `count` pieces once the budget gives some back (pool.take
-// gave none). → Promise of the pieces, or of null when the client went away
-// first.
-async function waitForPieces (count, hangup) {
-  for (;;) {
-    if (!(await hangup.wait((done) => pool.waitForPiece().then(done)))) return null
-    const pieces = pool.take(count)
-    if (pieces.length > 0) return pieces
-  }
-}
-
 // `pieces` for readv to fill with `wanted` bytes: the last one cut.
 function toFill (pieces, wanted) {
   const last = pieces.length - 1
@@ -390,113 +289,34 @@ function toFill (pieces, wanted) {
   return buffers
 }
 
-// Reads up to `bytes` bytes at `position` into pieces and writes them to res.
-// → Promise of the bytes written: 0 when the client went away, fewer than read
-// when, over TLS, it stalled first. Every piece goes back to the pool, now or
-// once written.
-async function readAndWrite (fd, position, bytes, flight, sent) {
-  const { hangup } = flight
-  const count = Math.ceil(bytes / PIECE_SIZE)
-  let pieces = pool.take(count) // none when the budget is spent
-  if (pieces.length === 0) pieces = await waitForPieces(count, hangup)
-  if (pieces === null) return 0
-  const wanted = Math.min(bytes, pieces.length * PIECE_SIZE) // the budget may give fewer
-  let bytesRead
-  try {
-    ({ bytesRead } = await readv(fd, toFill(pieces, wanted), position))
-  } catch (err) {
-    for (const piece of pieces) pool.give(piece)
-    throw err
-  }
-  if (bytesRead === 0 && !hangup.gone) {
-    for (const piece of pieces) pool.give(piece)
-    throw truncatedError(position, wanted)
-  }
-  if (flight.serial) return flight.writeSerially(pieces, pieces, bytesRead, sent)
-  let written = 0
-  for (const piece of pieces) {
-    const size = Math.min(PIECE_SIZE, bytesRead - written)
-    if (size <= 0 || hangup.gone) {
-      pool.give(piece)
-      continue
-    }
-    flight.write(size < PIECE_SIZE ? piece.subarray(0, size) : piece, piece)
-    written += size
-  }
-  return hangup.gone ? 0 : written
-}
-
-// Reads up to `bytes` bytes (less than a piece: the kernel's room, nextSize)
-// at `position` into a buffer of that size, not the pool's, and writes them.
-// → Promise of the bytes written (0: the client went away).
-async function readSmall (fd, position, bytes, flight) {
-  const { hangup } = flight
-  const { bytesRead, buffer } = await read(fd, Buffer.allocUnsafeSlow(bytes), 0, bytes, position)
-  if (hangup.gone) return 0
-  if (bytesRead === 0) throw truncatedError(position, bytes)
-  flight.write(bytesRead < bytes ? buffer.subarray(0, bytesRead) : buffer, null)
-  return bytesRead
+// Views of `bytes` [start, start + size), a piece each.
+function viewsOf (bytes, start, size) {
+  const views = []
+  for (let at = start; at < start + size; at += PIECE_SIZE) views.push(bytes.subarray(at, Math.min(at + PIECE_SIZE, start + size)))
+  return views
 }
 
 // Writes bytes [start, start + length) of `fd` to `res`, then ends it. → Promise
 // of { bytes, complete }: the bytes handed to res.write(), and false when the
 // client went away first (nothing more is written then). Rejects on a read error
 // or a file shorter than the range; the caller destroys the response.
-async function copyToResponse (fd, start, length, res, hangup) {
+function copyToResponse (fd, start, length, res, hangup) {
   if (!OWN_WRITES.has(res.write)) return copyThroughMiddleware(fd, start, length, res, hangup)
-  const flight = new Flight(res, hangup)
-  try {
-    let done = 0
-    while (done < length) {
-      if (hangup.gone) return gone(done)
-      const size = nextSize(flight, length - done)
-      if (size === 0) {
-        if (!(await flight.land(done))) return gone(done)
-        continue
-      }
-      // 0 when the client went away, or (over TLS) stalled before a piece of
-      // this read went out: the next round waits for it.
-      done += flight.small
-        ? await readSmall(fd, start + done, size, flight)
-        : await readAndWrite(fd, start + done, size, flight, done)
-    }
-    return finish(res, hangup, done)
-  } finally {
-    flight.close()
-  }
+  return promiseOf(() => {
+    const copy = new FileCopy(fd, start, length, res, hangup)
+    copy.step()
+    return copy.result
+  })
 }
 
 // Writes `bytes` (a body from memory) to `res` in views of it, under the same
 // window, then ends it. → Promise of { bytes, complete } as copyToResponse.
-async function writeToResponse (bytes, res, hangup) {
-  const flight = new Flight(res, hangup)
-  try {
-    let done = 0
-    while (done < bytes.length) {
-      if (hangup.gone) return gone(done)
-      const size = flight.serial && flight.calledBack !== flight.writes ? 0 : nextSize(flight, bytes.length - done)
-      if (size === 0) {
-        if (!(await flight.land(done))) return gone(done)
-        continue
-      }
-      if (flight.serial) {
-        done += await flight.writeSerially(viewsOf(bytes, done, size), null, size, done)
-      } else {
-        flight.write(bytes.subarray(done, done + size), null)
-        done += size
-      }
-    }
-    return finish(res, hangup, done)
-  } finally {
-    flight.close()
-  }
-}
-
-// Views of `bytes` [start, start + size), a piece each.
-function viewsOf (bytes, start, size) {
-  const views = []
-  for (let at = start; at < start + size; at += PIECE_SIZE) views.push(bytes.subarray(at, Math.min(at + PIECE_SIZE, start + size)))
-  return views
+function writeToResponse (bytes, res, hangup) {
+  return promiseOf(() => {
+    const copy = new MemoryCopy(bytes, res, hangup)
+    copy.step()
+    return copy.result
+  })
 }
 
 // For a response whose write was replaced: chunks allocated per read, written

@@ -14,28 +14,39 @@ describe('PiecePool', () => {
     expect(pool.take(5)).toHaveLength(1) // what is left of the budget
     expect(pool.take(1)).toEqual([])
     expect(pool.held).toBe(3 * 1024)
-    const waiting = pool.waitForPiece()
+    let woken = false
+    pool.whenPiece(() => { woken = true })
     pool.give(first[0])
-    await waiting
+    expect(woken).toBe(true)
     const again = pool.take(1)
     expect(again[0]).toBe(first[0]) // the spare, reused
     expect(pool.held).toBe(3 * 1024)
   })
 
-  it('wakes waiters in order, one per piece back; a forgotten piece frees its place', async () => {
+  it('wakes waiters in order, one per piece back; a forgotten piece frees its place', () => {
     const pool = new PiecePool({ pieceSize: 1024, budget: 2048, keep: 8, idleMs: 60_000 })
     const [a] = pool.take(2) // and a second, whose write will fail
     const woken = []
-    pool.waitForPiece().then(() => woken.push(1))
-    pool.waitForPiece().then(() => woken.push(2))
+    pool.whenPiece(() => woken.push(1))
+    pool.whenPiece(() => woken.push(2))
     pool.give(a)
-    await Promise.resolve()
     expect(woken).toEqual([1])
     pool.forget() // b's write failed: Node may still read it, it is not reused
-    await Promise.resolve()
     expect(woken).toEqual([1, 2])
     expect(pool.held).toBe(0)
     expect(pool.kept).toBe(1024)
+  })
+
+  it('passes a piece to the next waiter when one gave up', () => {
+    const pool = new PiecePool({ pieceSize: 1024, budget: 1024, keep: 8, idleMs: 60_000 })
+    const [a] = pool.take(1)
+    const woken = []
+    const gaveUp = () => woken.push('gave up')
+    pool.whenPiece(gaveUp)
+    pool.whenPiece(() => woken.push('waiting'))
+    pool.cancelWait(gaveUp)
+    pool.give(a)
+    expect(woken).toEqual(['waiting'])
   })
 
   it('keeps at most `keep` spares, and none after an idle period', async () => {

@@ -1,0 +1,290 @@
+'use strict'
+
+// The writes of one response body not yet called back, and how many more bytes
+// it may hand to the response now (response-body.js says why):
+// - what is handed to the response and not yet written out (res.writableLength)
+//   stays under a window that starts at one piece, doubles each time every
+//   write so far called back once the client took RAMP bytes, up to
+//   MAX_WINDOW, and starts over at one piece when the writes out did not all
+//   call back within STALL_MS (the client stopped reading: stall());
+// - where the addon says how much the connection's send buffer takes now
+//   (socketRoom; HTTP/1.1, TLS or not), no more than that, once every write so
+//   far called back; less than a piece is read into a buffer of its own
+//   (`small`);
+// - over TLS (`serial`) at most SERIAL_BATCH at a time, written a piece at a
+//   time, each from the last one's write callback (writeSerially).
+//
+// Everything is driven by callbacks made once per response: its owner's
+// `resume()`, called once every write so far called back after land() said to
+// wait, and `batchDone(written)`, once a batch went out. With a crowd of
+// clients, a promise, closure or timer per read or per write lives across a
+// wait, survives V8's young-generation collections, and makes V8 grow the
+// young generation, which stays committed once those clients stall.
+
+const http = require('node:http')
+const http2 = require('node:http2')
+const net = require('node:net')
+const tls = require('node:tls')
+const { pool, PIECE_SIZE } = require('./shared-pieces')
+const { native, transportFd } = require('../engine')
+
+const MAX_WINDOW = 256 * 1024
+const RAMP = 512 * 1024
+// A response whose writes did not all call back in this long has a client that
+// stopped reading (see stall()).
+const STALL_MS = 1000
+// Over TLS, pieces are read at most this many bytes at a time (less where the
+// kernel's room says so): they are written one at a time anyway, and the ones
+// read ahead only wait. A crowd of clients each with more pieces waiting wants
+// more than the pool keeps, so the pool allocates pieces per read and drops
+// them once written: garbage outside V8's heap, in the RSS until V8 collects,
+// and freed among the connections' buffers in the C heap.
+const SERIAL_BATCH = 32 * 1024
+// The share of the kernel's send buffer room (socketRoom) written at once.
+const KERNEL_SHARE = 0.75
+// Where the kernel's room is less than a piece, what fits is read in steps of
+// this size into a buffer of its own, one step when it takes nothing: the
+// write that waits for a client that stopped reading (issue 47). A whole piece
+// waiting there held 16 KiB plain and 16 KiB encrypted per stalled client.
+const SMALL_STEP = 1024
+
+const socketRoom = native !== null && typeof native.socketRoom === 'function' ? native.socketRoom : null
+
+class Flight {
+  // `owner`: { resume(), batchDone(written) }.
+  constructor (res, hangup, owner) {
+    this.res = res
+    this.hangup = hangup
+    this.owner = owner
+    this.window = PIECE_SIZE
+    this.writes = 0
+    this.calledBack = 0
+    // The pool's pieces of the writes not called back yet, in order (null for
+    // bytes that are not the pool's); the oldest `uncounted` of them left the
+    // budget when the client stalled.
+    this.pending = []
+    this.uncounted = 0
+    this.kernelRoom = kernelRoomOf(res)
+    // Over TLS one piece is written at a time, the next once the last one's
+    // write called back (the kernel took it): what is handed to a TLS socket at
+    // once is encrypted at once into a buffer of that size, which the
+    // connection keeps (256 KiB batches cost 600 KiB of RSS per stalled client,
+    // one piece at a time 130 KiB).
+    this.serial = res instanceof http.ServerResponse && res.socket instanceof tls.TLSSocket
+    this.stalls = 0
+    // The last nextSize() was cut under a piece by the kernel's room.
+    this.small = false
+    // The owner waits for every write so far to call back (land()): since
+    // which stall, and after how many bytes sent, for the window.
+    this.landing = false
+    this.landingStalls = 0
+    this.landingSent = 0
+    // A wait for the writes out is on: only then does the stall timer count.
+    this.waiting = false
+    this.timer = null
+    // The batch being written one piece at a time (writeSerially): its
+    // buffers, the pool's pieces they are (or null), the bytes to write, the
+    // bytes sent before it, the next buffer and the bytes written so far.
+    this.batch = null
+    this.batchPieces = null
+    this.batchBytes = 0
+    this.batchSent = 0
+    this.batchNext = 0
+    this.batchWritten = 0
+    this.written = this.written.bind(this)
+    this.timedOut = this.timedOut.bind(this)
+  }
+
+  // Room for how many more bytes now.
+  room () {
+    return this.window - this.res.writableLength
+  }
+
+  // How many bytes to read or write next: the room left, in whole pieces, at
+  // most `left`; 0 when the window is full. Where the kernel says how much more
+  // its send buffer takes, no more than that (less a margin for its overhead
+  // and the records' framing); when that is less than a piece, what fits in
+  // steps of SMALL_STEP, one step when it takes none, with `small` set: those
+  // bytes are read into a buffer of their own size, not a piece. A client that
+  // stops reading then has one small write queued in user space, plain and
+  // encrypted, and that write's callback says when the kernel took it. Over
+  // TLS, SERIAL_BATCH at most.
+  nextSize (left) {
+    this.small = false
+    const room = this.room()
+    if (room <= 0) return 0
+    let size = Math.ceil(room / PIECE_SIZE) * PIECE_SIZE
+    if (this.kernelRoom !== null) {
+      // Asked only once every write so far called back: the kernel may show
+      // room before it wakes Node to write what waits (a quarter of its buffer
+      // or more), and what is written meanwhile would queue behind that.
+      if (this.calledBack !== this.writes) return 0
+      const kernel = this.kernelRoom()
+      if (kernel >= 0) {
+        const fits = Math.floor(kernel * KERNEL_SHARE)
+        if (fits < PIECE_SIZE) {
+          this.small = true
+          return Math.min(Math.max(fits - fits % SMALL_STEP, SMALL_STEP), left)
+        }
+        size = Math.min(size, Math.floor(fits / PIECE_SIZE) * PIECE_SIZE)
+      }
+    }
+    if (this.serial) size = Math.min(size, SERIAL_BATCH)
+    return Math.min(size, left)
+  }
+
+  // Writes `bytes`; `piece`, when given, goes back to the pool once Node is done
+  // with it (after a failed write Node may still hold it: it is let go).
+  write (bytes, piece) {
+    this.writes++
+    this.pending.push(piece)
+    this.res.write(bytes, this.written)
+  }
+
+  // Every write's callback: writes call back in order.
+  written (err) {
+    const piece = this.pending.shift()
+    if (this.uncounted > 0) this.uncounted--
+    else if (piece !== null && err) pool.forget()
+    else if (piece !== null) pool.give(piece)
+    if (++this.calledBack !== this.writes) return
+    this.waiting = false
+    if (this.batch !== null) {
+      this.grow(this.batchSent + this.batchWritten)
+      this.writeNext()
+    } else if (this.landing) {
+      this.landing = false
+      if (this.stalls === this.landingStalls) this.grow(this.landingSent)
+      this.owner.resume()
+    }
+  }
+
+  // The window doubles once the client took RAMP bytes and its writes keep
+  // calling back.
+  grow (sent) {
+    if (sent >= RAMP) this.window = Math.min(this.window * 2, MAX_WINDOW)
+  }
+
+  // → true when every write so far called back (the window grown for `sent`,
+  // the bytes written so far); false when some did not: the owner's resume()
+  // is called once they all did (not when the client goes: the hangup says so).
+  land (sent) {
+    if (this.calledBack === this.writes) {
+      this.grow(sent)
+      return true
+    }
+    this.landing = true
+    this.landingStalls = this.stalls
+    this.landingSent = sent
+    this.arm()
+    return false
+  }
+
+  // Starts a wait for the writes out: the stall timer counts from now.
+  arm () {
+    this.waiting = true
+    if (this.timer === null) {
+      this.timer = setTimeout(this.timedOut, STALL_MS)
+      this.timer.unref()
+    } else {
+      this.timer.refresh()
+    }
+  }
+
+  // The writes out did not all call back within STALL_MS of the wait's start.
+  timedOut () {
+    if (!this.waiting) return
+    // An HTTP/2 stream closed under its body (the client's session went
+    // away gracefully) waits to flush what it holds into a window that
+    // never opens; Node 20.17 and 22.5 then never emit 'close', the writes
+    // never call back, and the session stays: the stream is destroyed.
+    if (this.res instanceof http2.Http2ServerResponse && this.res.stream.closed) {
+      this.res.destroy()
+      return
+    }
+    this.waiting = false
+    this.stall()
+    if (this.batch !== null) this.endBatch()
+  }
+
+  // The client stopped reading: what is out is let go from the budget (it stays
+  // with Node until the client reads or leaves, and is not reused then), so
+  // that clients that read still get pieces; the window starts over at one piece.
+  stall () {
+    this.stalls++
+    this.window = PIECE_SIZE
+    for (let i = this.uncounted; i < this.pending.length; i++) {
+      if (this.pending[i] !== null) pool.forget()
+    }
+    this.uncounted = this.pending.length
+  }
+
+  // Writes the first `bytes` bytes of `buffers` (the whole of each, the last
+  // one cut), each once the last write called back, from that callback.
+  // `pieces`: the pool's pieces they are, or null. `sent`: the bytes written
+  // before, for the window. Calls the owner's batchDone(written) once they are
+  // written, or fewer when the client stalled or went away first (the pieces
+  // not written go back to the pool).
+  writeSerially (buffers, pieces, bytes, sent) {
+    this.batch = buffers
+    this.batchPieces = pieces
+    this.batchBytes = bytes
+    this.batchSent = sent
+    this.batchNext = 0
+    this.batchWritten = 0
+    this.writeNext()
+  }
+
+  // Writes the batch's next piece once every write so far called back; ends
+  // the batch once it is all written, or the client went away.
+  writeNext () {
+    const buffers = this.batch
+    while (this.batchWritten < this.batchBytes && this.batchNext < buffers.length && !this.hangup.gone) {
+      if (this.calledBack !== this.writes) return this.arm() // written() goes on
+      const buffer = buffers[this.batchNext]
+      const size = Math.min(buffer.length, this.batchBytes - this.batchWritten)
+      this.write(size < buffer.length ? buffer.subarray(0, size) : buffer, this.batchPieces === null ? null : this.batchPieces[this.batchNext])
+      this.batchNext++
+      this.batchWritten += size
+    }
+    this.endBatch()
+  }
+
+  endBatch () {
+    const written = this.batchWritten
+    this.dropBatch()
+    this.owner.batchDone(written)
+  }
+
+  // The batch is over: the pieces not written go back to the pool.
+  dropBatch () {
+    if (this.batchPieces !== null) {
+      for (let i = this.batchNext; i < this.batchPieces.length; i++) pool.give(this.batchPieces[i])
+    }
+    this.batch = null
+    this.batchPieces = null
+  }
+
+  // No more waits: the stall timer is let go, and a batch not written.
+  close () {
+    this.waiting = false
+    this.landing = false
+    if (this.timer !== null) clearTimeout(this.timer)
+    if (this.batch !== null) this.dropBatch()
+  }
+}
+
+// → () → the bytes the kernel takes now for `res`'s connection (socketRoom,
+// the addon's), or null when that is not known: without the addon, or one that
+// lacks socketRoom, over HTTP/2 (each stream's flow control decides there).
+function kernelRoomOf (res) {
+  if (socketRoom === null || !(res instanceof http.ServerResponse)) return null
+  const socket = res.socket
+  if (!(socket instanceof net.Socket)) return null
+  return () => {
+    const fd = transportFd(socket)
+    return fd < 0 ? -1 : socketRoom(fd)
+  }
+}
+
+module.exports = { Flight }
