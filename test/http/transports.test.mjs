@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import http from 'node:http'
 import http2 from 'node:http2'
 import https from 'node:https'
+import { connect as connectTls } from 'node:tls'
 import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import compression from 'compression'
@@ -136,6 +137,55 @@ test('TLS: one stall timer and a few promises per response, none per piece or re
     hook.disable()
     await app.close()
     await serve.close()
+  }
+})
+
+// A response queued behind another on its TLS connection (pipelined, or
+// keep-alive when the next request comes before the last response finished)
+// has no socket yet when its body starts. Once it has one it is written a
+// piece at a time too: a client that stops reading in its middle has at most
+// one piece queued for it, not the window (256 KiB) or two pieces (issue 47).
+// The file is bigger than what loopback's socket buffers take.
+test('TLS: a queued response is written a piece at a time too', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'zcopy-queued-'))
+  const file = randomBytes(32 * 1024 * 1024)
+  writeFileSync(join(dir, 'big.bin'), file)
+  const serve = zcopy.serveStatic(dir)
+  const server = https.createServer(tls, handlerFor(serve))
+  let serverSocket = null
+  server.on('secureConnection', (socket) => { serverSocket = socket })
+  const app = await listen(null, server)
+  const socket = connectTls({ host: '127.0.0.1', port: app.port, ca: tls.cert, servername: 'localhost' })
+  try {
+    await once(socket, 'secureConnect')
+    socket.write('GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\nGET /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+    const chunks = []
+    let received = 0
+    let queued = null
+    const stallAt = file.length + 1024 * 1024 // 1 MiB into the second body
+    socket.on('data', (chunk) => {
+      chunks.push(chunk)
+      received += chunk.length
+      if (queued !== null || received < stallAt) return
+      queued = -1
+      socket.pause()
+      // Past the stall timer (1 s), and Node's writes into the kernel's room
+      setTimeout(() => {
+        queued = serverSocket.writableLength
+        socket.resume()
+      }, 2500)
+    })
+    await once(socket, 'end')
+    const responses = parseResponses(Buffer.concat(chunks))
+    expect(responses.map((response) => response.status)).toEqual([200, 200])
+    for (const response of responses) expect(response.body.equals(file)).toBe(true)
+    expect(queued).toBeGreaterThanOrEqual(0)
+    expect(queued).toBeLessThanOrEqual(16 * 1024)
+  } finally {
+    socket.destroy()
+    await app.close()
+    await serve.close()
+    rmSync(dir, { recursive: true, force: true })
   }
 })
 
