@@ -133,7 +133,10 @@ class Flight {
   nextSize (left) {
     this.small = false
     if (!this.socketKnown) this.knowSocket()
-    const room = this.room()
+    // Once every write called back nothing of this response waits: the whole
+    // window. (Bun's response keeps counting written bytes in writableLength,
+    // and the copy would ask again and again for room that never comes.)
+    const room = this.calledBack === this.writes ? this.window : this.room()
     if (room <= 0) return 0
     let size = Math.ceil(room / PIECE_SIZE) * PIECE_SIZE
     if (this.kernelRoom !== null) {
