@@ -25,6 +25,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const { encode } = require('./encoders')
+const { niceFor } = require('./priority')
 
 const MAX_THREADS = 8
 const threads = [] // { worker, busy }
@@ -96,7 +97,7 @@ function startProcess () {
   // the requests, until it lowers itself. (No pid: it did not start, and
   // setPriority(undefined) would lower the server itself.)
   if (child.pid !== undefined) {
-    try { os.setPriority(child.pid, idle ? 19 : 10) } catch {}
+    try { os.setPriority(child.pid, niceFor(idle)) } catch {}
   }
   child.unref()
   child.channel.unref()

@@ -22,11 +22,12 @@ const os = require('node:os')
 const { native } = require('../../engine')
 const { encodeSync } = require('./encoders')
 const { readSource } = require('./read-source')
+const { niceFor } = require('./priority')
 
 // → 'idle' (every thread in SCHED_IDLE), 'nice 19', 'nice 10' or 'none'.
 function lowerPriority (idle) {
   if (idle && native !== null && typeof native.idlePriority === 'function' && native.idlePriority() > 0) return 'idle'
-  const nice = idle ? 19 : 10
+  const nice = niceFor(idle)
   try {
     os.setPriority(0, nice)
     return `nice ${nice}`

@@ -17,11 +17,12 @@ const os = require('node:os')
 const { parentPort } = require('node:worker_threads')
 const { encodeSync } = require('./encoders')
 const { readSource } = require('./read-source')
+const { IDLE_NICE } = require('./priority')
 
 function lowerPriority () {
   try {
     const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop())
-    os.setPriority(tid, 19)
+    os.setPriority(tid, IDLE_NICE)
     return true
   } catch {
     return false // no procfs, or not Linux: the thread keeps the process's priority
