@@ -21,12 +21,13 @@
 //   fits is read into a buffer of its own size (1 KiB when nothing fits): a
 //   client that stops reading has one such write queued in user space for it,
 //   1 KiB plain and its encrypted copy, and no piece of the pool;
-// - over TLS the pieces are handed to the socket one at a time, each once the
-//   last one's write called back: what a TLS socket is given at once is
-//   encrypted at once into a buffer of that size, which the connection keeps
-//   (256 KiB at once cost 600 KiB of RSS per stalled client, on 150 clients).
-//   They are read two at a time at most (SERIAL_BATCH), and the next one is
-//   written from the last one's write callback;
+// - over TLS, what a socket is given at once is encrypted at once, and held
+//   twice if the kernel refuses it (256 KiB at once cost 600 KiB of RSS per
+//   stalled client, on 150 clients). Where the kernel's room is known, as
+//   much as it takes is handed over at once while few TLS bodies copy, each
+//   within its share of a budget for the process (flight.js, BATCH_BUDGET);
+//   otherwise the pieces go one at a time, read two at a time at most
+//   (SERIAL_BATCH), each written from the last one's write callback;
 // - the file is read in pieces from a pool shared by all responses, bounded by
 //   a budget for the whole process (ZCOPY_COPY_BUDGET, piece-pool.js): a piece
 //   goes back when its write calls back, and only when res.write is Node's own
@@ -45,7 +46,7 @@
 //   V8's young-generation collections, made V8 double its young generation
 //   (51 MiB of heap committed against 27 for a server writing from memory).
 // A body from memory (bodies kept by the open-file cache) goes out in the same
-// window, in views of the cached bytes (over TLS one piece at a time): nothing
+// window, in views of the cached bytes (over TLS as a file's pieces go): nothing
 // is copied, and its encrypted copy is bounded as a file's is.
 // write()'s return value and 'drain' are the only backpressure used with a
 // response whose write was replaced (middleware does not always call write
@@ -183,13 +184,13 @@ class FileCopy extends BodyCopy {
     return false
   }
 
-  // The pieces read are written: over TLS one at a time (the Flight's batch),
-  // else at once. Every piece goes back to the pool, now or once written.
+  // The pieces read are written: one at a time where the Flight is `serial`
+  // (its batch), else at once. Every piece goes back to the pool, now or once written.
   onRead (err, bytesRead) {
     this.reading = false
     const pieces = this.pieces
     this.pieces = null
-    if (err || bytesRead === 0 || this.ended || this.hangup.gone) {
+    if (err || bytesRead === 0 || this.hangup.gone) {
       for (const piece of pieces) pool.give(piece)
       if (err) return this.end(err)
       if (bytesRead === 0 && !this.hangup.gone) return this.end(truncatedError(this.start + this.done, this.wanted))
@@ -237,7 +238,8 @@ class FileCopy extends BodyCopy {
 }
 
 // A body from memory (bodies kept by the open-file cache), in views of it:
-// nothing is copied. Over TLS, one batch once every write so far called back.
+// nothing is copied. Where the Flight is `serial`, one batch once every write
+// so far called back.
 class MemoryCopy extends BodyCopy {
   constructor (bytes, res, hangup) {
     super(res, hangup, bytes.length)
@@ -274,13 +276,11 @@ function drainWaiter (res, hangup) {
 }
 
 function gone (bytes) {
-  pool.touch()
   return { bytes, complete: false }
 }
 
 function finish (res, hangup, bytes) {
   if (hangup.gone) return gone(bytes)
-  pool.touch()
   res.end()
   return { bytes, complete: true }
 }
@@ -344,4 +344,4 @@ async function copyThroughMiddleware (fd, start, length, res, hangup) {
   return finish(res, hangup, done)
 }
 
-module.exports = { copyToResponse, writeToResponse, PIECE_SIZE }
+module.exports = { copyToResponse, writeToResponse }

@@ -25,7 +25,8 @@ const http = require('node:http')
 const net = require('node:net')
 const { watchHangup } = require('./hangup')
 const { promiseOf } = require('./promise-of')
-const { copyToResponse, writeToResponse, PIECE_SIZE } = require('./response-body')
+const { copyToResponse, writeToResponse } = require('./response-body')
+const { PIECE_SIZE } = require('./shared-pieces')
 const { native, sendRange, socketFd, zeroCopyAvailable } = require('../engine')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
