@@ -122,11 +122,11 @@ class Flight {
   }
 
   // Over TLS one piece is written at a time (unless the kernel's room and
-  // BATCH_BUDGET allow more), the next once the last one's
-  // write called back (the kernel took it): what is handed to a TLS socket at
-  // once is encrypted at once into a buffer of that size, which the connection
-  // keeps (256 KiB batches cost 600 KiB of RSS per stalled client, one piece at
-  // a time 130 KiB; two pieces at a time cost 113 KiB where one costs 90, on
+  // BATCH_BUDGET allow more), the next once the last one's write called back
+  // (the kernel took it): what is handed to a TLS socket at once is encrypted
+  // at once into a buffer of that size, which the connection keeps (256 KiB
+  // batches cost 600 KiB of RSS per stalled client, one piece at a time 130
+  // KiB; two pieces at a time cost 113 KiB where one costs 90, on
   // 1,000 clients). An HTTP/1.1 response queued behind another on its
   // connection (keep-alive, pipelining) has no socket yet: it is looked at
   // again on each nextSize() until it has one (what it writes until then
@@ -170,7 +170,8 @@ class Flight {
     const room = this.calledBack === this.writes ? this.window : this.room()
     if (room <= 0) return 0
     let size = Math.ceil(room / PIECE_SIZE) * PIECE_SIZE
-    if (this.tls) this.serial = this.kernelRoom === null || batchShare() < 2 * PIECE_SIZE
+    const share = batchShare()
+    if (this.tls) this.serial = this.kernelRoom === null || share < 2 * PIECE_SIZE
     if (this.kernelRoom !== null) {
       // Asked only once every write so far called back: the kernel may show
       // room before it wakes Node to write what waits (a quarter of its buffer
@@ -182,10 +183,10 @@ class Flight {
           this.small = true
           return Math.min(Math.max(fits - fits % SMALL_STEP, SMALL_STEP), left)
         }
-        // Over TLS the kernel's room and the batch budget bound it, not the
-        // window (which ramps up from one piece where nothing else says how
-        // much a client takes).
-        if (!this.serial) size = batchShare()
+        // Unless `serial`, the kernel's room and the batch budget bound it, not
+        // the window (which ramps up from one piece where nothing else says
+        // how much a client takes).
+        if (!this.serial) size = share
         size = Math.min(size, Math.floor(fits / PIECE_SIZE) * PIECE_SIZE)
       }
     }

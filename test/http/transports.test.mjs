@@ -140,6 +140,28 @@ test('TLS: one stall timer and a few promises per response, none per piece or re
   }
 })
 
+// serveStatic in a node:https server, over a folder of one 32 MiB random file,
+// big.bin: more than loopback's socket buffers take. → { file, server, port,
+// close() }.
+async function bigFileServer () {
+  const dir = mkdtempSync(join(tmpdir(), 'zcopy-big-'))
+  const file = randomBytes(32 * 1024 * 1024)
+  writeFileSync(join(dir, 'big.bin'), file)
+  const serve = zcopy.serveStatic(dir)
+  const server = https.createServer(tls, handlerFor(serve))
+  const app = await listen(null, server)
+  return {
+    file,
+    server,
+    port: app.port,
+    async close () {
+      await app.close()
+      await serve.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
 // The most bytes handed to `socket` (its bytesWritten) in one turn of the
 // event loop, sampled every turn until the returned function is called.
 function perTurn (socket) {
@@ -166,17 +188,12 @@ function perTurn (socket) {
 // piece at a time again: what a stalled client holds stays one piece at most
 // (issue 47). Without the addon, always a piece at a time.
 test('TLS: a body goes out in batches while few copy, a piece a turn under a crowd', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zcopy-batches-'))
-  const file = randomBytes(32 * 1024 * 1024)
-  writeFileSync(join(dir, 'big.bin'), file)
-  const serve = zcopy.serveStatic(dir)
-  const server = https.createServer(tls, handlerFor(serve))
-  const app = await listen(null, server)
+  const { file, server, port, close } = await bigFileServer()
   const clients = []
   // → the most bytes handed to the reader's socket in one turn, and its body.
   const download = async () => {
     const accepted = once(server, 'secureConnection')
-    const socket = connectTls({ host: '127.0.0.1', port: app.port, ca: tls.cert, servername: 'localhost' })
+    const socket = connectTls({ host: '127.0.0.1', port, ca: tls.cert, servername: 'localhost' })
     clients.push(socket) // destroyed at the end, whatever happens
     const [[serverSocket]] = await Promise.all([accepted, once(socket, 'secureConnect')])
     const most = perTurn(serverSocket)
@@ -193,7 +210,7 @@ test('TLS: a body goes out in batches while few copy, a piece a turn under a cro
     if (zcopy.zeroCopyAvailable) expect(alone.most).toBeGreaterThanOrEqual(64 * 1024)
     else expect(alone.most).toBeLessThan(48 * 1024)
     for (let i = 0; i < 40; i++) {
-      const socket = connectTls({ host: '127.0.0.1', port: app.port, ca: tls.cert, servername: 'localhost' })
+      const socket = connectTls({ host: '127.0.0.1', port, ca: tls.cert, servername: 'localhost' })
       clients.push(socket)
       await once(socket, 'secureConnect')
       socket.pause()
@@ -205,9 +222,7 @@ test('TLS: a body goes out in batches while few copy, a piece a turn under a cro
     expect(crowded.most).toBeLessThan(48 * 1024) // a piece a turn, two where turns meet
   } finally {
     for (const socket of clients) socket.destroy()
-    await app.close()
-    await serve.close()
-    rmSync(dir, { recursive: true, force: true })
+    await close()
   }
 })
 
@@ -217,17 +232,11 @@ test('TLS: a body goes out in batches while few copy, a piece a turn under a cro
 // first response is, by the kernel's room (or a piece at a time): a client that
 // stops reading in its middle has at most one piece queued for it, not the
 // window (256 KiB) or two pieces (issue 47).
-// The file is bigger than what loopback's socket buffers take.
 test('TLS: a queued response is bounded as a first one is', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zcopy-queued-'))
-  const file = randomBytes(32 * 1024 * 1024)
-  writeFileSync(join(dir, 'big.bin'), file)
-  const serve = zcopy.serveStatic(dir)
-  const server = https.createServer(tls, handlerFor(serve))
+  const { file, server, port, close } = await bigFileServer()
   let serverSocket = null
   server.on('secureConnection', (socket) => { serverSocket = socket })
-  const app = await listen(null, server)
-  const socket = connectTls({ host: '127.0.0.1', port: app.port, ca: tls.cert, servername: 'localhost' })
+  const socket = connectTls({ host: '127.0.0.1', port, ca: tls.cert, servername: 'localhost' })
   try {
     await once(socket, 'secureConnect')
     socket.write('GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\nGET /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
@@ -255,9 +264,7 @@ test('TLS: a queued response is bounded as a first one is', async () => {
     expect(queued).toBeLessThanOrEqual(16 * 1024)
   } finally {
     socket.destroy()
-    await app.close()
-    await serve.close()
-    rmSync(dir, { recursive: true, force: true })
+    await close()
   }
 })
 
