@@ -72,23 +72,31 @@ test.runIf(linux)('a child of the server, in its session, at SCHED_IDLE (nice 19
   const { server, line } = await standIn(join(dir, 'a.js'))
   try {
     expect(line.ok).toBe(true)
-    const [child] = compressionProcesses(server.pid)
-    expect(child).toBeDefined()
-    const stat = statOf(child)
-    expect(stat.session).toBe(statOf(server.pid).session)
-    if (native !== null) expect(stat.policy).toBe(SCHED_IDLE)
-    else expect(stat.nice).toBe(19)
-    server.kill('SIGKILL')
-    let alive = true
-    for (let i = 0; i < 100 && alive; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-      try { process.kill(child, 0) } catch { alive = false }
+    const children = compressionProcesses(server.pid)
+    expect(children.length).toBeGreaterThan(0)
+    for (const child of children) {
+      const stat = statOf(child)
+      expect(stat.session).toBe(statOf(server.pid).session)
+      if (!readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('--idle')) {
+        // hurried: on a machine so loaded that the job waited 2 s (see below)
+        expect(line.ms).toBeGreaterThanOrEqual(2000)
+        expect(stat.nice).toBe(10)
+      } else if (native !== null) expect(stat.policy).toBe(SCHED_IDLE)
+      else expect(stat.nice).toBe(19)
     }
-    expect(alive).toBe(false)
+    server.kill('SIGKILL')
+    for (const child of children) { // at SCHED_IDLE on a loaded machine, it may take seconds to be scheduled and exit
+      let alive = true
+      for (let i = 0; i < 300 && alive; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        try { process.kill(child, 0) } catch { alive = false }
+      }
+      expect(alive).toBe(false)
+    }
   } finally {
     server.kill('SIGKILL')
   }
-}, 30_000)
+}, 40_000)
 
 // A thread that never sleeps, and the server, on CPU 0 only (taskset; its
 // children inherit that): a SCHED_IDLE process gets almost nothing there (the
