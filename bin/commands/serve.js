@@ -13,6 +13,7 @@ const { openUrl } = require('../lib/serve/open')
 const { examples, options, resolveOptions } = require('../lib/serve/options')
 const { isWorker, runPrimary, runWorker } = require('../lib/serve/workers')
 const { renderExamples } = require('../lib/help-layout')
+const { capYoungGeneration } = require('../lib/serve/young-generation')
 
 exports.command = 'serve [dir]'
 exports.describe = 'Serve a folder over HTTP with zcopy (serveStatic)'
@@ -63,6 +64,7 @@ exports.handler = async (argv) => {
   checkFolder(root)
   const config = resolveOptions(argv)
   if (!isWorker()) warnIfBroad(root)
+  capYoungGeneration()
   const zcopy = loadZcopy()
   const write = (line) => process.stdout.write(line + '\n')
   const say = createSay(config, write)

@@ -24,6 +24,7 @@ export function startCli (args, { env = {}, cli = CLI } = {}) {
   return {
     child,
     stdout: () => stdout,
+    stderr: () => stderr,
     async output () {
       const [code, signal] = await closed
       return { code, signal, stdout, stderr }
@@ -58,23 +59,26 @@ export function runCli (args, options) {
   return startCli(args, options).output()
 }
 
-// Resolves with the first match of `pattern` in the child's stdout.
-export function waitForStdout (cli, pattern) {
+// Resolves with the first match of `pattern` in the child's stdout (or stderr).
+function waitForOutput (cli, name, pattern) {
   return new Promise((resolve, reject) => {
     const check = () => {
-      const match = pattern.exec(cli.stdout())
+      const match = pattern.exec(cli[name]())
       if (match) {
-        cli.child.stdout.off('data', check)
+        cli.child[name].off('data', check)
         cli.child.off('exit', onExit)
         resolve(match)
       }
     }
-    const onExit = () => reject(new Error(`the CLI exited before printing ${pattern}: ${cli.stdout()}`))
-    cli.child.stdout.on('data', check)
+    const onExit = () => reject(new Error(`the CLI exited before printing ${pattern}: ${cli[name]()}`))
+    cli.child[name].on('data', check)
     cli.child.once('exit', onExit)
     check()
   })
 }
+
+export const waitForStdout = (cli, pattern) => waitForOutput(cli, 'stdout', pattern)
+export const waitForStderr = (cli, pattern) => waitForOutput(cli, 'stderr', pattern)
 
 // Bad input: nothing on stdout, exactly one line on stderr that starts with the
 // program's name (`zcopy`, or a bench script's path), no stack trace, exit code 2.

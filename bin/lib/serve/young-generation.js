@@ -1,0 +1,50 @@
+'use strict'
+
+// `zcopy serve` owns its process, so it sets what the library cannot: the
+// ceiling of V8's young generation. Clients that stop reading keep their
+// responses' objects alive across collections, and V8 answers survivors by
+// doubling the young generation up to its default ceiling (32 MiB on Node 20
+// and 22, 128 MiB on Node 24 on this 24 GiB machine), committed for as long
+// as they stall: a third of what a stalled TLS client cost (docs/http.md,
+// "V8's young generation"). `node --max-semi-space-size=4` sets an 8 MiB
+// ceiling, but V8 reads it only when it starts. The growth factor it reads at
+// every growth: after each collection it is set to 1 once the new space has
+// reached the ceiling, and back to V8's default of 2 below it (V8 shrinks the
+// new space when the allocation rate falls), so the new space grows as it
+// would up to the ceiling and no further.
+//
+// A semi-space flag of the user's own (on the command line or in
+// NODE_OPTIONS) wins: nothing is set then.
+
+const v8 = require('node:v8')
+const { PerformanceObserver } = require('node:perf_hooks')
+
+const NEW_SPACE_CEILING = 8 * 2 ** 20 // two semi-spaces of 4 MiB, as `--max-semi-space-size=4`
+const DEFAULT_GROWTH_FACTOR = 2
+const USER_FLAG = /--(?:max|min)[-_]semi[-_]space[-_]size|--semi[-_]space[-_]growth[-_]factor/
+
+function chosenByUser () {
+  return [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => USER_FLAG.test(arg))
+}
+
+// → the new space's committed bytes (both semi-spaces), or null where V8 has none by that name.
+function newSpaceSize () {
+  const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')
+  return space === undefined ? null : space.space_size
+}
+
+// → whether the ceiling is held (false when the user chose the young generation's size).
+function capYoungGeneration (ceiling = NEW_SPACE_CEILING) {
+  if (chosenByUser() || newSpaceSize() === null) return false
+  let growing = true
+  const observer = new PerformanceObserver(() => {
+    const grow = newSpaceSize() < ceiling
+    if (grow === growing) return
+    growing = grow
+    v8.setFlagsFromString(`--semi-space-growth-factor=${grow ? DEFAULT_GROWTH_FACTOR : 1}`)
+  })
+  observer.observe({ entryTypes: ['gc'] })
+  return true
+}
+
+module.exports = { capYoungGeneration, NEW_SPACE_CEILING }
