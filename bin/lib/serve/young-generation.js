@@ -35,18 +35,17 @@ function newSpaceSize () {
   return space === undefined ? null : space.space_size
 }
 
-// → whether the ceiling is held (false when the user chose the young generation's size).
-function capYoungGeneration (ceiling = NEW_SPACE_CEILING) {
-  if (chosenByUser() || newSpaceSize() === null) return false
+// Holds the new space at NEW_SPACE_CEILING from now on, unless the user chose its size.
+function capYoungGeneration () {
+  if (chosenByUser() || newSpaceSize() === null) return
   let growing = true
   const observer = new PerformanceObserver(() => {
-    const grow = newSpaceSize() < ceiling
+    const grow = newSpaceSize() < NEW_SPACE_CEILING
     if (grow === growing) return
     growing = grow
     v8.setFlagsFromString(`--semi-space-growth-factor=${grow ? DEFAULT_GROWTH_FACTOR : 1}`)
   })
   observer.observe({ entryTypes: ['gc'] })
-  return true
 }
 
-module.exports = { capYoungGeneration, NEW_SPACE_CEILING }
+module.exports = { capYoungGeneration }
