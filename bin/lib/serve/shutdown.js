@@ -36,8 +36,13 @@ function trackConnections (server) {
     const socket = req.socket
     inFlight.set(socket, (inFlight.get(socket) || 0) + 1)
     if (draining) res.setHeader('Connection', 'close')
+    // A client that goes mid-response closes its socket first (the entry is
+    // gone then): an entry at 0 is deleted, not kept, or it would hold the
+    // closed socket, and all it references, for the life of the process.
     res.once('close', () => {
-      inFlight.set(socket, (inFlight.get(socket) || 1) - 1)
+      const count = (inFlight.get(socket) ?? 1) - 1
+      if (count > 0) inFlight.set(socket, count)
+      else inFlight.delete(socket)
       if (draining) closeIdle()
     })
   })
