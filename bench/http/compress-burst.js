@@ -4,7 +4,7 @@
 // requested, no request waits for a compression. `zcopy serve` serves the
 // 212 KiB bundle to wrk -t1 -c16 --latency for S s ("alone"), then again while
 // a client (4 at a time) asks for 1,000 new 64 KiB JavaScript files ("burst").
-// Three set-ups, a fresh server each, their order alternating from round to
+// Four set-ups, a fresh server each, their order alternating from round to
 // round:
 //   compress     defaults (compress on): the bundle's br variant; each new file
 //                queues its brotli 11 variant
@@ -12,13 +12,16 @@
 //                requests, but the burst asks with Accept-Encoding: identity,
 //                so nothing is made: the burst's own cost, without compression
 //   no-compress  --no-compress: the bundle itself (212 KiB), the same burst
+//   hits         as no-variants, but every new file was asked for twice before
+//                the runs: the same burst of requests without the miss path
+//                (no lookup, open or watch; the first requests' own cost)
 // compression's share is compress's ratio (burst p99 ÷ alone p99) against
-// no-variants'. A set-up named NAME@base runs --base DIR's bin/zcopy.js (another
+// no-variants'; the first requests' share, no-variants' against hits'. A set-up named NAME@base runs --base DIR's bin/zcopy.js (another
 // checkout, e.g. `git archive` of a commit with node_modules linked) instead. Reports, per set-up, the medians (min–max) over the rounds of
 // req/s, p50 and p99, the per-round ratio, and the server's RSS and cache
 // folder at the end.
 //
-//   node bench/http/compress-burst.js [--seconds 10] [--rounds 3] [--only compress,no-variants,no-compress] [--base DIR] [--cpu N]
+//   node bench/http/compress-burst.js [--seconds 10] [--rounds 3] [--only compress,no-variants,no-compress,hits] [--base DIR] [--cpu N]
 //
 // --cpu N: the server (every thread) on CPU N only (taskset), so that its
 // compression threads compete with its own threads, not with wrk's
@@ -174,7 +177,8 @@ async function main () {
 // from the answers: the new files asked for again after the run, compressed.
 async function session (root, setup) {
   const compress = !setup.startsWith('no-compress')
-  const burstAccept = setup.startsWith('no-variants') ? 'identity' : ACCEPT
+  const warm = setup.startsWith('hits')
+  const burstAccept = setup.startsWith('no-variants') || warm ? 'identity' : ACCEPT
   const port = await freePort()
   const checkout = setup.endsWith('@base') ? base : path.join(__dirname, '..', '..')
   const argv = [process.execPath, path.join(checkout, 'bin', 'zcopy.js'), 'serve', root, '--port', String(port), '--quiet', ...(compress ? [] : ['--no-compress'])]
@@ -189,6 +193,7 @@ async function session (root, setup) {
       if (headers['content-encoding']) break
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
+    for (let i = 0; warm && i < 2 * FILES; i++) await get(port, `/new/f${i % FILES}.js`, burstAccept)
     await wrk(port) // warm-up
     const quietBefore = schedOf(child.pid)
     const quiet = await wrk(port)
