@@ -19,6 +19,18 @@ const OBSERVER = fileURLToPath(new URL('../fixtures/cli/forced-collections.cjs',
 const MARK = 'forced collection'
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
+// `promise`, or a rejection after `ms` (within the test's own timeout, so that
+// a failure still stops the server in `finally`).
+async function within (ms, promise, message) {
+  let timer
+  const late = new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(message())), ms) })
+  try {
+    return await Promise.race([promise, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 // `count` connections to `url`. `answered`: each has had one request
 // answered (it is idle then, until the server's keep-alive timeout closes it);
 // otherwise each has sent the start of a request head and waits in the
@@ -54,7 +66,7 @@ describe('zcopy serve after a crowd', () => {
       await sleep(4000) // twice the quiet period
       expect(serve.cli.stderr()).not.toContain(MARK)
       await closeAll(crowd)
-      await waitForStderr(serve.cli, new RegExp(MARK))
+      await within(15_000, waitForStderr(serve.cli, new RegExp(MARK)), () => `no ${MARK} within 15 s of the crowd's going`)
     } finally {
       await serve.stop()
     }
