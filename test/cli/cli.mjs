@@ -60,25 +60,41 @@ export function runCli (args, options) {
 }
 
 // Resolves with the first match of `pattern` in the child's stdout (or stderr).
-function waitForOutput (cli, name, pattern) {
+// `within`: ms after which it rejects instead (shorter than the test's own
+// timeout, so that a test which waits in vain still stops its CLI in `finally`).
+function waitForOutput (cli, name, pattern, { within } = {}) {
   return new Promise((resolve, reject) => {
+    let timer = null
+    const settle = () => {
+      cli.child[name].off('data', check)
+      cli.child.off('exit', onExit)
+      clearTimeout(timer)
+    }
     const check = () => {
       const match = pattern.exec(cli[name]())
       if (match) {
-        cli.child[name].off('data', check)
-        cli.child.off('exit', onExit)
+        settle()
         resolve(match)
       }
     }
-    const onExit = () => reject(new Error(`the CLI exited before printing ${pattern}: ${cli[name]()}`))
+    const onExit = () => {
+      settle()
+      reject(new Error(`the CLI exited before printing ${pattern}: ${cli[name]()}`))
+    }
     cli.child[name].on('data', check)
     cli.child.once('exit', onExit)
+    if (within !== undefined) {
+      timer = setTimeout(() => {
+        settle()
+        reject(new Error(`the CLI printed no ${pattern} within ${within} ms: ${cli[name]()}`))
+      }, within)
+    }
     check()
   })
 }
 
-export const waitForStdout = (cli, pattern) => waitForOutput(cli, 'stdout', pattern)
-export const waitForStderr = (cli, pattern) => waitForOutput(cli, 'stderr', pattern)
+export const waitForStdout = (cli, pattern, options) => waitForOutput(cli, 'stdout', pattern, options)
+export const waitForStderr = (cli, pattern, options) => waitForOutput(cli, 'stderr', pattern, options)
 
 // Bad input: nothing on stdout, exactly one line on stderr that starts with the
 // program's name (`zcopy`, or a bench script's path), no stack trace, exit code 2.

@@ -7,29 +7,17 @@
 // stays, cause none; a crowd that goes causes one, a couple of seconds later.
 import { once } from 'node:events'
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, test } from 'vitest'
 import { makeRoot, startServe } from './serve-helpers.mjs'
 import { waitForStderr } from './cli.mjs'
 
-const require = (await import('node:module')).createRequire(import.meta.url)
-const { CROWD } = require('../../bin/lib/serve/collect-after-crowds.js')
+const { CROWD } = createRequire(import.meta.url)('../../bin/lib/serve/collect-after-crowds.js')
 const OBSERVER = fileURLToPath(new URL('../fixtures/cli/forced-collections.cjs', import.meta.url))
 const MARK = 'forced collection'
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-// `promise`, or a rejection after `ms` (within the test's own timeout, so that
-// a failure still stops the server in `finally`).
-async function within (ms, promise, message) {
-  let timer
-  const late = new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(message())), ms) })
-  try {
-    return await Promise.race([promise, late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 // `count` connections to `url`. `answered`: each has had one request
 // answered (it is idle then, until the server's keep-alive timeout closes it);
@@ -66,7 +54,7 @@ describe('zcopy serve after a crowd', () => {
       await sleep(4000) // twice the quiet period
       expect(serve.cli.stderr()).not.toContain(MARK)
       await closeAll(crowd)
-      await within(15_000, waitForStderr(serve.cli, new RegExp(MARK)), () => `no ${MARK} within 15 s of the crowd's going`)
+      await waitForStderr(serve.cli, new RegExp(MARK), { within: 15_000 }) // a failure still stops the server
     } finally {
       await serve.stop()
     }

@@ -79,7 +79,7 @@ async function clientsThatGo (server, connect) {
     const waitingFor = drain.waitingFor()
     return { live: await sockets.live(), waitingFor }
   } finally {
-    server.closeAllConnections?.()
+    server.closeAllConnections()
     server.close()
   }
 }
