@@ -3,7 +3,7 @@
 // One serving process: the app, its server, its access log, its drain.
 
 const { createApp } = require('./app')
-const { collectAfterCrowds } = require('./collect-after-crowds')
+const { watchCrowds } = require('./crowd-memory')
 const { createRequestLog, useColour } = require('./request-log')
 const { createServer } = require('./server')
 const { trackConnections } = require('./shutdown')
@@ -16,7 +16,7 @@ function createInstance ({ zcopy, root, config, write }) {
   const app = createApp(zcopy, root, config, log.logRequest, log.onSent)
   const server = createServer(config, app.handle, zcopy.protectServer)
   const drain = trackConnections(server)
-  collectAfterCrowds(server)
+  watchCrowds(server)
   return {
     server,
     // What stop() waits for, once it has begun (see shutdown.js).
