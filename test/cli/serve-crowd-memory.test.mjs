@@ -30,33 +30,26 @@ const MARK = 'forced collection'
 const TRIMMED = 'C heap trimmed by crowd-memory.js'
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// `count` connections to `url`. `answered`: each has had one request
-// answered (it is idle then, until the server's keep-alive timeout closes it);
-// otherwise each has sent the start of a request head and waits in the
-// middle of it (zcopy serve's idle and head timeouts are 60 s, like nginx's).
-async function connections (url, count, { answered }) {
+// `count` connections to `url`, each sending `head`; `answered`: each waits
+// for the first bytes of its answer.
+async function connections (url, count, head, { answered = false } = {}) {
   const { hostname, port } = new URL(url)
   return Promise.all(Array.from({ length: count }, async () => {
     const socket = net.connect(Number(port), hostname)
     await once(socket, 'connect')
-    socket.write(`GET /hello.txt HTTP/1.1\r\nHost: ${hostname}\r\n${answered ? '\r\n' : ''}`)
+    socket.write(head(hostname))
     if (answered) await once(socket, 'data')
     return socket
   }))
 }
 
-// `count` connections to `url`, each asking for `path` and reading none of it:
-// their responses stay under way (the file is bigger than what the kernel's
-// buffers of a connection that is never read take).
-async function stalled (url, count, path) {
-  const { hostname, port } = new URL(url)
-  return Promise.all(Array.from({ length: count }, async () => {
-    const socket = net.connect(Number(port), hostname)
-    await once(socket, 'connect')
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`)
-    return socket
-  }))
-}
+const request = (path) => (host) => `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n\r\n`
+// The start of a request head: the connection waits in the middle of it
+// (zcopy serve's idle and head timeouts are 60 s, like nginx's).
+const unfinished = (host) => `GET /hello.txt HTTP/1.1\r\nHost: ${host}\r\n`
+// A request for the 8 MiB file, of which nothing is read: its response stays
+// under way (bigger than what the kernel's buffers of an unread connection take).
+const stalled = request('/big.bin')
 
 async function closeAll (sockets) {
   await Promise.all(sockets.map((socket) => {
@@ -73,8 +66,8 @@ describe('zcopy serve after a crowd', () => {
   test('no collection for a few connections or while a crowd stays; one once it went', async () => {
     const serve = await startServe(root, ['--quiet'], { env: { NODE_OPTIONS: `--require ${OBSERVER}` } })
     try {
-      await closeAll(await connections(serve.url, CROWD / 2, { answered: true }))
-      const crowd = await connections(serve.url, CROWD + 16, { answered: false })
+      await closeAll(await connections(serve.url, CROWD / 2, request('/hello.txt'), { answered: true })) // idle once answered
+      const crowd = await connections(serve.url, CROWD + 16, unfinished)
       await sleep(4000) // twice the quiet period
       expect(serve.cli.stderr()).not.toContain(MARK)
       await closeAll(crowd)
@@ -88,10 +81,10 @@ describe('zcopy serve after a crowd', () => {
     const serve = await startServe(root, ['--quiet'], { env: { NODE_OPTIONS: `--require ${TRIMS} --require ${OBSERVER}` } })
     const sockets = []
     try {
-      sockets.push(...await stalled(serve.url, CROWD / 2, '/big.bin'))
+      sockets.push(...await connections(serve.url, CROWD / 2, stalled))
       await sleep(3000) // more than the quiet period
       expect(serve.cli.stderr()).not.toContain(TRIMMED) // no crowd yet
-      sockets.push(...await stalled(serve.url, CROWD / 2 + 16, '/big.bin'))
+      sockets.push(...await connections(serve.url, CROWD / 2 + 16, stalled))
       await waitForStderr(serve.cli, new RegExp(TRIMMED), { within: 15_000 })
       await sleep(3000) // nothing new: no second trim
       expect(serve.cli.stderr().match(new RegExp(TRIMMED, 'g'))).toHaveLength(1)

@@ -68,46 +68,52 @@ function collectNow () {
   setTimeout(trimMemory, TRIM_DELAY_MS).unref()
 }
 
+// Runs `fn` once QUIET_MS have passed since the last restart().
+class AfterQuiet {
+  constructor (fn) {
+    this.fn = fn
+    this.timer = null
+  }
+
+  restart () {
+    if (this.timer !== null) {
+      this.timer.refresh()
+      return
+    }
+    this.timer = setTimeout(() => {
+      this.timer = null
+      this.fn()
+    }, QUIET_MS)
+    this.timer.unref()
+  }
+}
+
 // The count of connections and streams open, and what it sets off.
 class Crowd {
   constructor () {
     this.open = 0
     this.peak = 0
-    this.growing = null // fires once the crowd stopped growing
-    this.quiet = null // fires once it has gone
+    this.growing = new AfterQuiet(() => this.stoppedGrowing())
+    this.going = new AfterQuiet(() => this.settle())
     this.remove = this.remove.bind(this)
   }
 
   add () {
     this.open++
     if (this.open > this.peak) this.peak = this.open
-    if (this.open < CROWD) return
-    if (this.growing !== null) {
-      this.growing.refresh()
-    } else {
-      this.growing = setTimeout(() => this.stoppedGrowing(), QUIET_MS)
-      this.growing.unref()
-    }
+    if (this.open >= CROWD) this.growing.restart()
   }
 
   remove () {
     this.open--
-    if (this.peak < CROWD || this.open > this.peak / 4) return
-    if (this.quiet !== null) {
-      this.quiet.refresh()
-    } else {
-      this.quiet = setTimeout(() => this.settle(), QUIET_MS)
-      this.quiet.unref()
-    }
+    if (this.peak >= CROWD && this.open <= this.peak / 4) this.going.restart()
   }
 
   stoppedGrowing () {
-    this.growing = null
     if (this.open >= CROWD) trimMemory()
   }
 
   settle () {
-    this.quiet = null
     if (this.open > this.peak / 4) return // they came back: the next remove looks again
     this.peak = this.open
     collectNow()
