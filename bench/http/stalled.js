@@ -5,14 +5,22 @@
 //   node bench/http/stalled.js [--protocol tls|h2] [--clients 1000] [--streams 100]
 //                              [--waves 3] [--servers 'zcopy serve,nginx'] [--cli PATH]
 //                              [--baseline node-idle,node-write,node-stream] [--timeline]
+//                              [--group X25519|default]
 //
 // Each server in its own process, over TLS 1.3 with one self-signed certificate
 // (HTTP/1.1, or HTTP/2 with --protocol h2: --clients sessions of --streams
 // requests each); the clients in another (stalled-client.js) ask for a 64 MiB
 // and a 900 KiB file in turn and never read. Per wave: the clients connect, the
-// server's memory is read once it stopped growing (the RSS of the server and its
-// children, from /proc), the clients close, it is read again 5 s later, once it
-// settled.
+// server's memory is read once they have stalled for 5 s and it stopped moving
+// (the RSS of the server and its children, from /proc; the highest reading on
+// the way is printed beside it), the clients close, it is read again 5 s later,
+// once it settled.
+// --group: the one key exchange the clients offer, X25519 unless told. Every
+// server compared can do it, so every one does the same handshake: a Node
+// built on OpenSSL 3.5 (Node 24 and later) agrees on X25519MLKEM768 with a
+// client that offers it, a handshake that costs the server more memory, which
+// Debian's nginx (OpenSSL 3.0) cannot do. `--group default`: the clients'
+// Node's own list. The key exchange each server chose is printed.
 // Prints, per server, the idle RSS, each wave's loaded and after-close RSS, and
 // the memory per stalled client (first wave's growth over the idle RSS, divided
 // by the requests). --cli: another checkout's bin/zcopy.js, for an A/B.
@@ -45,10 +53,14 @@ const { startZcopyServe } = require('./zcopy-serve')
 const FILES = { 'big.bin': 64 * 2 ** 20, 'medium.bin': 900 * 1024 }
 const SETTLE_MS = 2000 // memory counts as settled once it moved < 1 % in that long
 const SETTLE_LIMIT_MS = 30_000
+// What a stalled client costs is read once the crowd has stalled this long:
+// `zcopy serve` trims the C heap 2 s after the last connection came, and a
+// reading made just before that trim would be a transient, not the cost.
+const STALLED_MS = 5000
 const AFTER_CLOSE_MS = 5000
 
 const USAGE = 'usage: node bench/http/stalled.js [--protocol tls|h2] [--clients N] [--streams N] ' +
-  "[--waves N] [--servers 'zcopy serve,nginx'] [--cli PATH] [--baseline node-idle,node-write,node-stream] [--timeline]"
+  "[--waves N] [--servers 'zcopy serve,nginx'] [--cli PATH] [--baseline node-idle,node-write,node-stream] [--timeline] [--group X25519|default]"
 
 function usage (message) {
   console.error(`bench/http/stalled.js: ${message}\n${USAGE}`)
@@ -74,6 +86,7 @@ function options () {
         cli: { type: 'string' },
         baseline: { type: 'string' },
         timeline: { type: 'boolean', default: false },
+        group: { type: 'string', default: 'X25519' },
         help: { type: 'boolean', default: false }
       }
     }))
@@ -95,7 +108,8 @@ function options () {
     waves: positive('waves', values.waves),
     servers: servers.filter((name) => name !== 'nginx' || nginxInstalled()),
     cli: values.cli,
-    timeline: values.timeline
+    timeline: values.timeline,
+    group: values.group === 'default' ? null : values.group
   }
 }
 
@@ -116,17 +130,20 @@ function rssTree (pid) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// The RSS once it stopped moving (< 1 % over SETTLE_MS), or after SETTLE_LIMIT_MS.
-async function settledRss (pid) {
+// The RSS once it stopped moving (< 1 % over SETTLE_MS) and at least holdMs
+// passed, or after SETTLE_LIMIT_MS; with the highest reading on the way.
+async function settledRss (pid, holdMs = 0) {
   const started = Date.now()
   let last = rssTree(pid)
+  let highest = last
   while (Date.now() - started < SETTLE_LIMIT_MS) {
     await sleep(SETTLE_MS)
     const now = rssTree(pid)
-    if (Math.abs(now - last) < last / 100) return now
+    highest = Math.max(highest, now)
+    if (Math.abs(now - last) < last / 100 && Date.now() - started >= holdMs) return { rss: now, highest }
     last = now
   }
-  return last
+  return { rss: last, highest }
 }
 
 function ask (client, message) {
@@ -183,52 +200,54 @@ async function timeline (server, closed) {
   return { after: rssTree(server.pid), timeline: parts.join('; ') }
 }
 
-async function measure (name, root, tls, { h2, clients, streams, waves, cli, timeline: withTimeline }) {
+async function measure (name, root, tls, { h2, clients, streams, waves, cli, timeline: withTimeline, group }) {
   const server = await startServer(name, root, tls, cli)
   const client = fork(join(__dirname, 'stalled-client.js'), { stdio: 'inherit' })
   try {
     await sleep(1000)
-    const idle = await settledRss(server.pid)
+    const { rss: idle } = await settledRss(server.pid)
     if (withTimeline) console.log(`${name} idle: ${await reading(server)}`)
     const rows = []
+    let chosen = null
     for (let wave = 1; wave <= waves; wave++) {
-      const { opened, failed } = await ask(client, {
-        open: { protocol: h2 ? 'h2' : 'tls', port: server.port, paths: Object.keys(FILES).map((file) => `/${file}`), connections: clients, streams, answered: name !== 'node-idle' }
+      const { opened, failed, keyExchange } = await ask(client, {
+        open: { protocol: h2 ? 'h2' : 'tls', port: server.port, paths: Object.keys(FILES).map((file) => `/${file}`), connections: clients, streams, answered: name !== 'node-idle', group }
       })
-      const loaded = await settledRss(server.pid)
+      chosen ??= keyExchange
+      const { rss: loaded, highest } = await settledRss(server.pid, STALLED_MS)
       const loadedText = withTimeline ? await reading(server) : null
       await ask(client, { close: true })
       if (withTimeline) {
-        rows.push({ wave, opened, failed, loaded, loadedText, ...await timeline(server, Date.now()) })
+        rows.push({ wave, opened, failed, loaded, highest, loadedText, ...await timeline(server, Date.now()) })
         continue
       }
       // zcopy's piece pool hands the C heap's free pages back after 2 s without
       // a response (4 s at most): the settling starts after that.
       await sleep(AFTER_CLOSE_MS)
-      const after = await settledRss(server.pid)
-      rows.push({ wave, opened, failed, loaded, after })
+      const { rss: after } = await settledRss(server.pid)
+      rows.push({ wave, opened, failed, loaded, highest, after })
     }
-    return { name, idle, rows }
+    return { name, idle, rows, keyExchange: chosen }
   } finally {
     client.kill()
     await server.stop()
   }
 }
 
-function report ({ name, idle, rows }, requests) {
+function report ({ name, idle, rows, keyExchange }, requests) {
   const first = rows[0]
   const perClient = (first.loaded - idle) / requests
-  console.log(`\n${name}: idle ${mib(idle)} MiB; per stalled request ${perClient.toFixed(0)} KiB (wave 1)`)
-  console.log('| wave | requests answered (failed) | loaded MiB | after close MiB |')
+  console.log(`\n${name}: idle ${mib(idle)} MiB; per stalled request ${perClient.toFixed(0)} KiB (wave 1); key exchange ${keyExchange ?? 'unknown'}`)
+  console.log('| wave | requests answered (failed) | loaded MiB (highest) | after close MiB |')
   console.log('|---:|---:|---:|---:|')
-  for (const { wave, opened, failed, loaded, after } of rows) {
-    console.log(`| ${wave} | ${opened} (${failed}) | ${mib(loaded)} | ${mib(after)} |`)
+  for (const { wave, opened, failed, loaded, highest, after } of rows) {
+    console.log(`| ${wave} | ${opened} (${failed}) | ${mib(loaded)} (${mib(highest)}) | ${mib(after)} |`)
   }
   for (const { wave, loadedText, timeline } of rows) {
     if (timeline) console.log(`wave ${wave}: loaded ${loadedText}; after close, MiB: ${timeline}`)
   }
   const last = rows[rows.length - 1]
-  console.log(`last wave's peak ÷ first's: ${(last.loaded / first.loaded).toFixed(2)}×; after the last wave ÷ idle: ${(last.after / idle).toFixed(2)}×`)
+  console.log(`last wave's peak ÷ first's: ${(last.highest / first.highest).toFixed(2)}×; after the last wave ÷ idle: ${(last.after / idle).toFixed(2)}×`)
   return perClient
 }
 
@@ -240,7 +259,7 @@ async function main () {
     for (const [file, size] of Object.entries(FILES)) writeFileSync(join(root, file), Buffer.alloc(size, 'z'))
     const requests = settings.clients * settings.streams
     console.log(machineLine())
-    console.log(`stalled clients: ${settings.h2 ? `${settings.clients} HTTP/2 sessions × ${settings.streams} streams` : `${settings.clients} HTTP/1.1 connections`} over TLS 1.3, ` +
+    console.log(`stalled clients: ${settings.h2 ? `${settings.clients} HTTP/2 sessions × ${settings.streams} streams` : `${settings.clients} HTTP/1.1 connections`} over TLS 1.3 (clients offer ${settings.group ?? "their Node's default groups"}), ` +
       `${Object.keys(FILES).join(' and ')} in turn, never read; ${settings.waves} waves; ${new Date().toISOString()}`)
     const perClient = {}
     for (const name of settings.servers) {
