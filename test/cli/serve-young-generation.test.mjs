@@ -3,8 +3,11 @@
 // on Node 20 and 22, more on 24 and 26) without; a semi-space flag of the
 // user's wins. The ceiling is set from a 'gc' observer, which Node calls a turn
 // or two of the loop after the collection: a collection in between may double
-// the new space once more (16 MiB, seen once on Node 26 under CI load), so what
-// is checked is "at most one doubling past 8 MiB", against at least 32 MiB without.
+// the new space once more (16 MiB, in 2 of 50 runs on Node 20 and 22), so what
+// is checked is "at most one doubling past 8 MiB" in every run and 8 MiB in most
+// of five, against at least 32 MiB without. Node 26 grows the new space a page
+// at a time and reports less than its target: the ceiling's test before
+// 2026-12-02 left 16 MiB there in 10 runs of 10.
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -29,9 +32,11 @@ describe('the young generation', () => {
 
   test('grows to 32 MiB or more without the ceiling, stays within a doubling of it with, the user\'s flag wins', () => {
     expect(newSpaceAfter([], [])).toBeGreaterThan(HELD)
-    expect(newSpaceAfter([], [MODULE])).toBeLessThanOrEqual(HELD)
+    const held = Array.from({ length: 5 }, () => newSpaceAfter([], [MODULE])).sort((a, b) => a - b)
+    for (const bytes of held) expect(bytes).toBeLessThanOrEqual(HELD)
+    expect(held[2]).toBeLessThanOrEqual(CEILING) // the median
     expect(newSpaceAfter(['--max-semi-space-size=16'], [MODULE])).toBeGreaterThan(HELD)
-  })
+  }, 120_000)
 
   test('zcopy serve holds it, unless NODE_OPTIONS sets a semi-space size', async () => {
     for (const [options, held] of [[`--require ${SURVIVORS}`, true], [`--require ${SURVIVORS} --max-semi-space-size=16`, false]]) {

@@ -13,7 +13,13 @@
 // new space when the allocation rate falls), so the new space grows as it
 // would up to the ceiling. Node calls the observer a turn or two of the loop
 // after the collection, so a collection in between may double it once more
-// (16 MiB: seen once, on Node 26 under CI load).
+// (16 MiB: 2 of 50 runs of test/fixtures/cli/survivors.cjs on Node 20 and 22).
+// The growth stops once the new space is past half the ceiling: V8 14 (Node 26)
+// grows the new space a page at a time toward a target it doubles, and reports
+// the pages it has (7 MiB of a full 8 MiB target), so "below the ceiling" kept
+// doubling the target to 16 MiB there (6 KiB more RSS per stalled TLS client).
+// Earlier lines report the target itself, in powers of two: 4 MiB grows, 8 MiB
+// does not, as before.
 //
 // A semi-space flag of the user's own (on the command line or in
 // NODE_OPTIONS) wins: nothing is set then.
@@ -40,7 +46,7 @@ function capYoungGeneration () {
   if (chosenByUser() || newSpaceSize() === null) return
   let growing = true
   const observer = new PerformanceObserver(() => {
-    const grow = newSpaceSize() < NEW_SPACE_CEILING
+    const grow = newSpaceSize() <= NEW_SPACE_CEILING / 2
     if (grow === growing) return
     growing = grow
     v8.setFlagsFromString(`--semi-space-growth-factor=${grow ? DEFAULT_GROWTH_FACTOR : 1}`)
