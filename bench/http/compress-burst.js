@@ -30,7 +30,11 @@
 // of a denser burst: compare builds with --pace. "burst lasted" tells the stretch.
 //
 // --cpu N: the server (every thread) on CPU N only (taskset), so that its
-// compression threads compete with its own threads, not with wrk's
+// compression threads compete with its own threads, not with wrk's. Run as
+// `taskset -c 0 node bench/http/compress-burst.js --cpu 1`, the clients (wrk
+// and this script's burst) are on CPU 0 and the server alone on CPU 1, as a
+// server's clients are on other machines; without, on 2 cores, the clients'
+// own CPU time during the burst is part of what the hot file waits for
 
 const { spawn, execFile } = require('node:child_process')
 const fs = require('node:fs')
@@ -89,10 +93,13 @@ function compressionProcesses (pid) {
 
 // → { waitMs, compressMs }: how long the server's main thread has waited for a
 // CPU (schedstat's run delay), and the CPU time compression has had, in ms: its
-// threads at nice 19, and its compression processes.
+// threads at nice 19, its compression processes, and those that have exited
+// (its children's times: a process the server stopped, or let go, keeps
+// counting).
 function schedOf (pid) {
-  let compressMs = 0
   const ticks = (fields) => (Number(fields[11]) + Number(fields[12])) * 1000 / 100 // utime + stime, 100 Hz
+  const server = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  let compressMs = (Number(server[13]) + Number(server[14])) * 1000 / 100 // cutime + cstime: exited children
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
       const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')
