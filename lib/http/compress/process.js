@@ -3,10 +3,10 @@
 // The compression process (see ./background.js): a child of the server. With
 // `--idle` it puts itself in Linux's SCHED_IDLE class (the addon's
 // idlePriority(); nice 19 where that is missing): it takes the CPU the server
-// leaves. Without (a machine so busy that jobs waited), at nice 10: about a
-// tenth of a CPU's share against a busy thread at nice 0. (A session of its
-// own, so an autogroup of its own at nice 19, was tried first: Linux applies
-// autogroups only to processes in the root cgroup, which services and
+// leaves. Without (a machine so busy that a job waited 10 s), at nice 10:
+// about a tenth of a CPU's share against a busy thread at nice 0. (A session
+// of its own, so an autogroup of its own at nice 19, was tried first: Linux
+// applies autogroups only to processes in the root cgroup, which services and
 // containers are not, and their weight is relative: where the server's own
 // group was at nice 19 the two shared the CPU evenly.)
 //
