@@ -78,13 +78,19 @@ function rssMiB (pid) {
   return kib / 1024
 }
 
+// The fields of a /proc stat `file` after the command's name (fields[0]: the
+// state, field 3 of proc(5)).
+function procStat (file) {
+  return fs.readFileSync(file, 'utf8').split(') ')[1].split(' ')
+}
+
 // The server's compression processes (children running compress/process.js).
 function compressionProcesses (pid) {
   const found = []
   for (const name of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     try {
-      const fields = fs.readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')
+      const fields = procStat(`/proc/${name}/stat`)
       if (Number(fields[1]) === pid && fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('compress/process.js')) found.push(Number(name))
     } catch {}
   }
@@ -97,17 +103,16 @@ function compressionProcesses (pid) {
 // (its children's times: a process the server stopped, or let go, keeps
 // counting).
 function schedOf (pid) {
-  const ticks = (fields) => (Number(fields[11]) + Number(fields[12])) * 1000 / 100 // utime + stime, 100 Hz
-  const server = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  let compressMs = (Number(server[13]) + Number(server[14])) * 1000 / 100 // cutime + cstime: exited children
+  const ms = (fields, at) => (Number(fields[at]) + Number(fields[at + 1])) * 1000 / 100 // two fields of clock ticks, 100 Hz
+  let compressMs = ms(procStat(`/proc/${pid}/stat`), 13) // cutime + cstime: exited children
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
-      const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')
-      if (Number(fields[16]) === 19) compressMs += ticks(fields)
+      const fields = procStat(`/proc/${pid}/task/${tid}/stat`)
+      if (Number(fields[16]) === 19) compressMs += ms(fields, 11) // utime + stime
     } catch {}
   }
   for (const child of compressionProcesses(pid)) {
-    try { compressMs += ticks(fs.readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1].split(' ')) } catch {}
+    try { compressMs += ms(procStat(`/proc/${child}/stat`), 11) } catch {}
   }
   const waitMs = Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6
   return { waitMs, compressMs }

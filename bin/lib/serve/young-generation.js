@@ -8,10 +8,10 @@
 // as they stall: 17–18 KiB of the 94 a stalled TLS client cost (docs/http.md,
 // "V8's young generation"). `node --max-semi-space-size=4` sets an 8 MiB
 // ceiling, but V8 reads it only when it starts. The growth factor it reads at
-// every growth: after each collection it is set to 1 once the new space has
-// reached the ceiling, and back to V8's default of 2 below it (V8 shrinks the
-// new space when the allocation rate falls), so the new space grows as it
-// would up to the ceiling. Node calls the observer a turn or two of the loop
+// every growth: after each collection it is set to 1 once the new space is
+// past half the ceiling (the next doubling would reach it), and back to V8's
+// default of 2 below (V8 shrinks the new space when the allocation rate
+// falls), so the new space grows as it would up to the ceiling. Node calls the observer a turn or two of the loop
 // after the collection, so a collection in between may double it once more
 // (16 MiB: 2 of 50 runs of test/fixtures/cli/survivors.cjs on Node 20 and 22).
 // The growth stops once the new space is past half the ceiling: V8 14 (Node 26)

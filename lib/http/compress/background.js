@@ -9,8 +9,8 @@
 //   (compressFile()), in Linux's SCHED_IDLE class (with the addon; nice 19
 //   without): any other thread that wakes on their CPU takes it from them at
 //   once, so they run on the CPU time the server and its neighbours leave. On
-//   a machine so busy that a job has waited AGED_MS (10 s, as long as a burst
-//   is held back: store.js), that process is stopped and its job, and the
+//   a machine so busy that a job has waited AGED_MS (as long as a burst is
+//   held back: PATIENCE_MS, 10 s), that process is stopped and its job, and the
 //   jobs of the next HURRIED_MS, go to processes at nice 10 (about a tenth of
 //   a busy thread's share), so that variants are still made; free processes
 //   of the other kind are let go as the mode changes;
@@ -26,7 +26,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const { encode } = require('./encoders')
-const { niceFor } = require('./priority')
+const { PATIENCE_MS, niceFor } = require('./priority')
 
 const MAX_THREADS = 8
 const threads = [] // { worker, busy }
@@ -34,7 +34,7 @@ const processes = [] // { worker: { postMessage, ref, unref }, busy, child, idle
 // Not sooner: on a CPU the requests keep busy, the process at nice 10 takes a
 // tenth of it from them (docs/benchmarks-log.md, "A saturated CPU: hurried
 // after 10 s, not 2"), while the file itself goes out meanwhile.
-const AGED_MS = 10_000
+const AGED_MS = PATIENCE_MS
 const HURRIED_MS = 10_000
 let hurriedUntil = 0 // processes started before this moment are not SCHED_IDLE
 let limit = 1

@@ -48,6 +48,7 @@ const { defaultCacheDir } = require('./options')
 const { contentTypeOf } = require('../headers')
 const { etagOf, lastModifiedOf } = require('./variant-headers')
 const { loopBusy, WINDOW_MS } = require('./loop-busy')
+const { PATIENCE_MS } = require('./priority')
 
 const IN_MEMORY = 64 * 1024 // the largest variant kept in memory (the memory cache's SMALL_FILE)
 const MAX_QUEUED = 1024 // variants waiting to be made; more are asked for again later
@@ -55,7 +56,7 @@ const READ_CHUNK = 1024 * 1024 // a source is read 1 MiB per pool job (where no 
 const RANKINGS = 256 // Accept-Encoding values whose ranking is kept
 const MIN_SAVING = 0.05 // a variant saving less than 5 % is not kept
 const BURST = 4 // jobs waiting from which they are held back while the event loop is busy
-const MAX_DEFER_MS = 10_000 // the longest a burst's first job is held back
+const MAX_DEFER_MS = PATIENCE_MS // the longest a burst's first job is held back
 const BUSY_SHARE = 0.05 // the share of the time a burst's jobs run once held that long, while the loop stays busy
 const SUFFIX = { br: '.br', gzip: '.gz', zstd: '.zst' }
 
