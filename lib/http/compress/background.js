@@ -19,7 +19,10 @@
 //   (./worker.js), which read the source themselves too;
 // - where neither can start (a sandbox that forbids it), zlib's async API on
 //   the pool.
-// Idle ones do not keep the server alive; a process exits with the server.
+// Idle ones do not keep the server alive. A process goes with the server: a
+// free one as its channel closes; when the server exits (process.exit() too),
+// any still listed is killed; a server killed runs no code, and its busy
+// process exits, silently, at the end of its job.
 
 const { fork } = require('node:child_process')
 const os = require('node:os')
@@ -89,7 +92,19 @@ function startThread () {
   return thread
 }
 
+// When the server exits (process.exit() too), its processes are killed (the
+// handler is added with the first one): a busy one would otherwise finish a job
+// nobody will take, after the server is gone (only a free one sees its channel
+// close at once). kill() is synchronous, so it can run in 'exit'.
+let killedOnExit = false
+
 function startProcess () {
+  if (!killedOnExit) {
+    killedOnExit = true
+    process.on('exit', () => {
+      for (const thread of processes) thread.child.kill('SIGKILL')
+    })
+  }
   const idle = Date.now() >= hurriedUntil
   const child = fork(path.join(__dirname, 'process.js'), idle ? ['--idle'] : [], {
     execArgv: [],

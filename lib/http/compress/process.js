@@ -15,7 +15,9 @@
 // until the answer), reopened through /proc/PID/fd/FD (the same file, whatever
 // its name is now), read, fstat'ed after the read, compressed with zlib's
 // synchronous API → { id, out, stat }, { id, short: true } when it had fewer
-// bytes, or { id, error }. It exits when the server goes (the channel closes).
+// bytes, or { id, error }. It exits, without a word, when the server goes (the
+// channel closes, or an answer finds it closed); a server that exits kills it
+// (./background.js).
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -46,15 +48,27 @@ function readServerFile (pid, fd, size) {
   }
 }
 
+// Every message to the server goes through here. The server may be gone
+// already (exited, crashed or killed while this process was starting or in the
+// middle of a job): then no one is left to answer, and it exits quietly, rather
+// than dying of the EPIPE with a stack trace on the stderr it shares with the
+// server, seconds after the server itself.
+function send (message) {
+  if (!process.connected) process.exit(0)
+  process.send(message, (err) => {
+    if (err) process.exit(0)
+  })
+}
+
 process.on('disconnect', () => process.exit(0))
 process.on('SIGINT', () => {}) // Ctrl-C reaches the whole group: the server decides, and its exit closes the channel
 process.on('message', ({ id, encoding, pid, fd, size }) => {
   try {
     const source = readServerFile(pid, fd, size)
-    if (source === null) return process.send({ id, short: true })
-    process.send({ id, out: encodeSync(encoding, source.bytes), stat: source.stat })
+    if (source === null) return send({ id, short: true })
+    send({ id, out: encodeSync(encoding, source.bytes), stat: source.stat })
   } catch (err) {
-    process.send({ id, error: { message: err.message, code: err.code } })
+    send({ id, error: { message: err.message, code: err.code } })
   }
 })
-process.send({ ready: true, priority: lowerPriority(process.argv.includes('--idle')) })
+send({ ready: true, priority: lowerPriority(process.argv.includes('--idle')) })
