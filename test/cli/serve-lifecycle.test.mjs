@@ -1,14 +1,28 @@
-import { afterAll, describe, expect, test } from 'vitest'
+import { afterAll, afterEach, describe, expect, test } from 'vitest'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
 import { makeRoot, startServe } from './serve-helpers.mjs'
-import { waitForStdout } from './cli.mjs'
+import { waitForStderr, waitForStdout } from './cli.mjs'
 
+const SPINNERS = fileURLToPath(new URL('../fixtures/cli/spinners.cjs', import.meta.url))
 const big = crypto.randomBytes(16 * 1024 * 1024)
-const root = makeRoot({ 'big.bin': big, 'hello.txt': 'hello\n' })
+// 4 MiB of JavaScript whose string literals are random hex: brotli takes
+// about a second of CPU over it (words repeated would take a tenth of that).
+const app = crypto.randomBytes(2 * 1024 * 1024).toString('hex').replace(/.{64}/g, (hex, at) => `export const k${at} = '${hex}'\n`)
+const root = makeRoot({ 'big.bin': big, 'hello.txt': 'hello\n', 'app.js': app })
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
+
+// The process groups of the servers a test started, killed after it even when
+// it failed or timed out.
+const started = []
+afterEach(() => {
+  for (const pid of started.splice(0)) {
+    try { process.kill(-pid, 'SIGKILL') } catch {}
+  }
+})
 
 // A GET whose body is not read until `resume()`: the transfer stays in flight.
 async function slowGet (url) {
@@ -52,7 +66,40 @@ describe('zcopy serve: graceful shutdown', () => {
     download.resume()
     await expect(download.done).rejects.toThrow()
   })
+
+  test('a compression under way does not hold the stop back', async () => {
+    const server = await startServe(root, ['--quiet', '--shutdown-timeout', '0'], { env: { NODE_OPTIONS: `--require ${SPINNERS}` } })
+    started.push(server.cli.child.pid)
+    const first = await fetch(new URL('app.js', server.url), { headers: { 'accept-encoding': 'br' } })
+    await first.arrayBuffer()
+    await compressing(server.cli.child.pid, Buffer.byteLength(app))
+    // Its compression has read the file and is compressing it. Every CPU kept
+    // busy now, by the server's own children: in the idle class, it cannot end
+    // for 10 s at least (then it is hurried, and still takes seconds).
+    server.cli.child.kill('SIGUSR2')
+    await waitForStderr(server.cli, /spinning/)
+    const stopAt = Date.now()
+    server.cli.child.kill('SIGTERM')
+    const { code } = await server.cli.output()
+    expect(code).toBe(0)
+    expect(Date.now() - stopAt).toBeLessThan(6000)
+  }, 30_000)
 })
+
+// Resolves once a compression process of `pid` has read `size` bytes (its
+// rchar in /proc/PID/io): the file, whose compression is then under way.
+async function compressing (pid, size) {
+  for (;;) {
+    for (const child of fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+      try {
+        const ppid = Number(fs.readFileSync(`/proc/${child}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1])
+        if (ppid !== pid || !fs.readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('compress/process.js')) continue
+        if (Number(/rchar: (\d+)/.exec(fs.readFileSync(`/proc/${child}/io`, 'utf8'))[1]) >= size) return
+      } catch {} // gone meanwhile
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
 
 describe('zcopy serve: access log', () => {
   test('--log json: one object per request', async () => {

@@ -8,6 +8,14 @@ const { createRequestLog, useColour } = require('./request-log')
 const { createServer } = require('./server')
 const { trackConnections } = require('./shutdown')
 
+// How long a stop waits, after the drain, for the app to close its descriptors
+// and remove the compressed variants' folder. A compression under way holds
+// its source's descriptor until it ends (seconds for a large file, far more on
+// a CPU the requests keep busy), and its result is not wanted: the process
+// exits without it, and its 'exit' listeners remove the folder and kill the
+// compression processes (lib/http/compress/cache-dir.js, background.js).
+const CLOSE_MS = 1000
+
 function createInstance ({ zcopy, root, config, write }) {
   const log = createRequestLog(write, {
     format: config.quiet ? 'none' : config.log,
@@ -19,15 +27,24 @@ function createInstance ({ zcopy, root, config, write }) {
   watchCrowds(server)
   return {
     server,
+    // With compression: the promise of where its variants go (./variants-folder.js).
+    variantsFolder: app.variantsFolder,
     // What stop() waits for, once it has begun (see shutdown.js).
     waitingFor: () => drain.waitingFor(),
     async stop () {
       log.stopping()
       await drain(config.shutdownTimeout * 1000)
       await log.flush() // the lines of the responses the drain cut
-      await app.close() // also removes the compressed variants' folder
+      await within(app.close(), CLOSE_MS) // also removes the compressed variants' folder
     }
   }
+}
+
+// → Promise settled as `promise` is, or resolved after `ms`, whichever is first.
+function within (promise, ms) {
+  let timer
+  const late = new Promise((resolve) => { timer = setTimeout(resolve, ms) })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
 
 // Resolves on the first SIGINT or SIGTERM (or `also`, e.g. a message from the
