@@ -42,7 +42,10 @@ async function runSingle ({ zcopy, root, config, write, say }) {
   const stopped = stopSignal()
   const instance = createInstance({ zcopy, root, config, write })
   const address = await listenPort(instance.server, config, say)
-  const url = announceListening(say, { root, address, zcopy, config })
+  // Where the compressed variants go, as the banner says: the store makes its
+  // folder while the server starts listening, usually done by now.
+  const variantsFolders = instance.variantsFolder === null ? [] : [await instance.variantsFolder]
+  const url = announceListening(say, { root, address, zcopy, config, variantsFolders })
   if (config.open) openUrl(url, say)
   await stopped
   const stopping = instance.stop() // the listener and idle connections are closed before this returns

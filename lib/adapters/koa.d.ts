@@ -26,6 +26,8 @@ declare namespace serve {
     stats (): ServeStaticStats
     /** Resolves once no compressed variant (`compress`) is being made or waits to be. */
     compressed (): Promise<void>
+    /** The folder larger compressed variants are written to, or null: none. */
+    compressedFolder (): Promise<string | null>
     /** Closes the cached file descriptors (also done when the server closes). */
     close (): Promise<void>
   }

@@ -50,12 +50,17 @@ function appendVary (res, field) {
 // `file` is what is sent: the open-file cache's entry ({ path, stat, headers }) of
 // the file itself or of its precompressed sibling, `typePath` the name the
 // Content-Type comes from, `encoding` the sibling's Content-Encoding (or null),
-// `vary` whether the path has precompressed siblings.
+// `vary` whether the path has precompressed siblings, `sourceStat` the stat
+// setHeaders hears when `file` is not the file itself but a compressed variant
+// of it (null: `file`'s). setHeaders(res, path, stat) hears the file's path and
+// the file's stat, as from express.static: a variant's entry has its own size
+// (and, on disk, its own inode and mtime), which an application setting
+// Last-Modified or a length from the stat must not see.
 // `Vary: Accept-Encoding` goes on every response for a path with siblings, on
 // none for a path without. → the lower-case names of the headers that were on
 // `res` before these (the application's), for setContentLength().
-function setFileHeaders (res, { file, typePath, encoding, vary }, options) {
-  if (options.setHeaders !== null) options.setHeaders(res, typePath, file.stat)
+function setFileHeaders (res, { file, typePath, encoding, vary, sourceStat = null }, options) {
+  if (options.setHeaders !== null) options.setHeaders(res, typePath, sourceStat === null ? file.stat : sourceStat)
   const present = res.getHeaderNames()
   if (options.acceptRanges) setDefault(res, present, 'Accept-Ranges', 'accept-ranges', 'bytes')
   if (options.cacheControl !== null) setDefault(res, present, 'Cache-Control', 'cache-control', options.cacheControl)

@@ -150,15 +150,15 @@ class FileServer {
     const store = this.options.variants
     const scope = this.scopeOf(located)
     const { variant, vary, wanted } = store.choose(req, located, located.path, scope.proof)
-    const plain = () => {
+    const plain = (making = wanted) => {
       const opened = this.openPlain(req, located, vary ? VARYING : IDENTITY)
-      if (wanted === null) return opened
+      if (making === null) return opened
       if (!(opened instanceof Promise)) {
-        store.want(opened.entry, wanted)
+        store.want(opened.entry, making)
         return opened
       }
       return opened.then((file) => {
-        store.want(file.entry, wanted)
+        store.want(file.entry, making)
         return file
       })
     }
@@ -183,8 +183,12 @@ class FileServer {
     }
     const entry = cache.take(variant.path, variant.stat, UNCONFINED, copied)
     if (entry !== null) return withVariant(entry)
-    // Removed meanwhile (evicted, or by hand): the file itself.
-    return cache.acquire(variant.path, variant.stat, UNCONFINED, copied).then(withVariant, plain)
+    // Its file removed meanwhile (by hand, a cleaner of /tmp): the file
+    // itself, and the variant made again.
+    return cache.acquire(variant.path, variant.stat, UNCONFINED, copied).then(withVariant, () => {
+      store.lost(variant)
+      return plain(variant.encoding)
+    })
   }
 
   openPlain (req, located, { sibling, vary }) {
@@ -270,7 +274,10 @@ class FileServer {
     const { entry, typePath, encoding, vary, copied } = file
     const { options, delivery } = this
     if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
-    const present = setFileHeaders(res, { file: entry, typePath, encoding, vary }, options)
+    // A variant's entry has its own stat: setHeaders hears the file's (the
+    // version the variant was made from, the one the request found).
+    const sourceStat = file.variant === undefined ? null : file.variant.record.stat
+    const present = setFileHeaders(res, { file: entry, typePath, encoding, vary, sourceStat }, options)
     if (isConditional(req)) {
       if (preconditionFailed(req, res)) throw bodyless(res, encoding, httpError(412))
       if (notModified(req, res)) {

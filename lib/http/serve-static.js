@@ -92,7 +92,11 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
   }
   const cache = new OpenFileCache({ max: maxOpenFiles, memoryBytes: memoryCache, maxWatches })
   // Compressed variants (`compress`), made once per file version: ./compress/store.js.
-  const variants = normalized.compress ? new VariantStore(normalized.compress, cache) : null
+  // They are made from the open-file cache's descriptors: none without it.
+  if (normalized.compress && maxOpenFiles === 0) {
+    process.emitWarning('compress needs the open-file cache (maxOpenFiles above 0): files are sent uncompressed', { code: 'ZCOPY_COMPRESS' })
+  }
+  const variants = normalized.compress && maxOpenFiles > 0 ? new VariantStore(normalized.compress, cache) : null
   const opts = delivery === undefined && variants === null ? normalized : Object.freeze({ ...normalized, delivery, variants })
   const files = new FileServer(opts, cache)
   const { lookUp } = files // a miss's stat, with its open where it can
@@ -253,6 +257,10 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
     stats: () => variants === null ? cache.stats() : { ...cache.stats(), compressed: variants.stats() },
     // → Promise resolved once no compressed variant is being made or queued.
     compressed: () => variants === null ? Promise.resolve() : variants.whenIdle(),
+    // → Promise of the folder larger variants are written to (not always
+    // `cacheDir`: see ./compress/cache-dir.js), or of null: none (no
+    // `compress`, `cacheDir: false`, or none could be made).
+    compressedFolder: () => variants === null ? Promise.resolve(null) : variants.folder().then((dir) => dir || null),
     // Closes the cached file descriptors and the root directory's (they also close
     // when the server does), and drops the compressed variants (removing their folder).
     close: () => variants === null ? cache.clear() : Promise.all([cache.clear(), variants.close()]).then(() => {})
@@ -280,6 +288,7 @@ function serveStatic (root, options) {
 
   serveStaticMiddleware.stats = handler.stats
   serveStaticMiddleware.compressed = handler.compressed
+  serveStaticMiddleware.compressedFolder = handler.compressedFolder
   serveStaticMiddleware.close = handler.close
   return serveStaticMiddleware
 }

@@ -217,6 +217,8 @@ export interface ServeStaticMiddleware {
   stats (): ServeStaticStats
   /** Resolves once no compressed variant is being made or waits to be (at once without `compress`). */
   compressed (): Promise<void>
+  /** The folder larger compressed variants are written to (not `cacheDir` itself when that is not a private folder of this user's), or null: none. */
+  compressedFolder (): Promise<string | null>
   /** Closes the cached file descriptors (also done when the server closes), and removes the compressed variants. */
   close (): Promise<void>
 }

@@ -5,7 +5,7 @@
 // negotiation, headers (Vary, ETag per representation, Content-Length), ranges,
 // conditionals, HEAD, determinism, bounds, failures, options.
 
-import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import http2 from 'node:http2'
 import https from 'node:https'
@@ -18,26 +18,9 @@ import compression from 'compression'
 import zcopy from '../../lib/index.js'
 import { fdsUnder, listen, request, tls } from '../support/http.mjs'
 import { decode } from '../support/decode.mjs'
+import { text } from '../support/text.mjs'
 
 const NATIVE = zcopy.zeroCopyAvailable
-
-// Text that compresses about 3:1, `size` bytes, different for each `seed`:
-// words drawn from a vocabulary by a seeded generator.
-function text (size, seed = 'a') {
-  let state = 0
-  for (const c of seed) state = (state * 31 + c.charCodeAt(0)) >>> 0
-  const next = () => { state = (state * 1103515245 + 12345) >>> 0; return state >>> 8 }
-  const vocabulary = Array.from({ length: 512 }, (_, i) => `${seed}${(i * 2654435761 >>> 0).toString(36)}`)
-  const parts = []
-  let length = 0
-  while (length < size) {
-    const word = next() % 7 === 0 ? `${next() % 100000}` : vocabulary[next() % vocabulary.length]
-    const piece = next() % 11 === 0 ? `${word};\n` : `${word} `
-    parts.push(piece)
-    length += piece.length
-  }
-  return Buffer.from(parts.join('')).subarray(0, size)
-}
 
 async function serverFor (root, options, { withCompression = false } = {}) {
   const sent = []
@@ -227,6 +210,51 @@ describe('serveStatic({ compress: true })', () => {
     expect(after.served).toBe(before.served + 1)
     expect(after.bytesSaved - before.bytesSaved).toBe(BIG.length - answer.body.length)
     expect(after.pending).toBe(0)
+  })
+})
+
+describe('setHeaders(res, path, stat) on a variant', () => {
+  // As express.static: the file's path and the file's stat, whichever
+  // representation is sent; not the variant's (a memory variant's size, a disk
+  // variant's own inode, size and mtime, the time it was compressed).
+  const old = new Date('2020-01-01T00:00:00Z')
+  const heard = []
+  let s
+  beforeAll(async () => {
+    s = await serverFor(root, {
+      compress: { cacheDir },
+      setHeaders (res, path, stat) {
+        heard.push({ path, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs })
+        res.setHeader('X-Last-Modified', stat.mtime.toUTCString())
+      }
+    })
+  })
+  afterAll(() => s.close())
+
+  test.each([
+    ['in memory', 'stat-small.js', text(4096, 'statsmall')],
+    ['on disk', 'stat-huge.js', HUGE]
+  ])('a variant %s: the file\'s path and stat', async (where, name, bytes) => {
+    await writeFile(join(root, name), bytes)
+    await utimes(join(root, name), old, old)
+    const source = await stat(join(root, name))
+    const expected = { path: join(root, name), ino: source.ino, size: source.size, mtimeMs: source.mtimeMs }
+    const first = await s.get(`/${name}`, 'br')
+    expect(first.headers['content-encoding']).toBeUndefined()
+    expect(heard.at(-1)).toEqual(expected)
+    await s.serve.compressed()
+    const answer = await s.get(`/${name}`, 'br')
+    expect(answer.headers['content-encoding']).toBe('br')
+    expect(answer.body.length > 64 * 1024).toBe(where === 'on disk')
+    expect(heard.at(-1)).toEqual(expected)
+    expect(answer.headers['x-last-modified']).toBe(old.toUTCString())
+    expect(answer.headers['last-modified']).toBe(old.toUTCString())
+    // HEAD and a range of the variant too.
+    await s.get(`/${name}`, 'br', {}, 'HEAD')
+    expect(heard.at(-1)).toEqual(expected)
+    const range = await s.get(`/${name}`, 'br', { range: 'bytes=0-9' })
+    expect([range.status, range.headers['content-encoding']]).toEqual([206, 'br'])
+    expect(heard.at(-1)).toEqual(expected)
   })
 })
 

@@ -12,6 +12,16 @@ const { cacheOptions } = require('./cache-control')
 const { sendListing } = require('./listing')
 const { sendNotFound, sendStatus, sendText } = require('./not-found')
 
+// Where the app's compressed variants go, for the start line: not always the
+// default folder (<tmpdir>/zcopy-variants-<uid>): one that is another user's,
+// a link or open to others is never written into, a fresh private one is made
+// instead; where none can be made, only variants of up to 64 KiB are kept (in
+// memory). → Promise of { made: true, base, dir } (the base folder, and the
+// store's own folder in it) or { made: false }.
+function variantsFolder (serve) {
+  return serve.compressedFolder().then((dir) => dir === null ? { made: false } : { made: true, base: path.dirname(dir), dir })
+}
+
 const LISTING_HINT = 'No index.html here: start zcopy serve with --listing to list folders.\n'
 
 function statusOf (err) {
@@ -24,8 +34,9 @@ function asksForAsset (pathname) {
   return path.posix.basename(pathname).includes('.')
 }
 
-// → { handle(req, res), close() }. `onRequest(req, res)` runs first (the
-// access log).
+// → { handle(req, res), close(), variantsFolder }. `onRequest(req, res)` runs
+// first (the access log). `variantsFolder`: with compression, the promise of
+// where its variants go (see variantsFolder()); otherwise null.
 function createApp (zcopy, root, config, onRequest, onSent) {
   const hostAllowed = hostCheck(config.host, config.allowedHosts)
   // fallthrough off: a refusal (403 for --dotfiles deny, 400) reaches fail()
@@ -90,7 +101,7 @@ function createApp (zcopy, root, config, onRequest, onSent) {
     notFound(req, res, pathname)
   }
 
-  return { handle, close: () => serve.close() }
+  return { handle, close: () => serve.close(), variantsFolder: config.compress ? variantsFolder(serve) : null }
 }
 
 module.exports = { createApp }

@@ -27,7 +27,7 @@ function createInstance ({ zcopy, root, config, write }) {
   watchCrowds(server)
   return {
     server,
-    // With compression: the promise of where its variants go (./variants-folder.js).
+    // With compression: the promise of where its variants go (app.js).
     variantsFolder: app.variantsFolder,
     // What stop() waits for, once it has begun (see shutdown.js).
     waitingFor: () => drain.waitingFor(),

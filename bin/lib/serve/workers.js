@@ -40,7 +40,10 @@ async function runWorker ({ zcopy, root, config, write }) {
     process.send({ type: FATAL_TO_PRIMARY, message: err.message, usage: err instanceof UsageError }, () => process.exit(1))
     return
   }
-  process.send({ type: LISTENING, address })
+  // With compression, where this worker's variants go (its store's folder,
+  // made meanwhile: usually at once), for the primary's start line.
+  const variantsFolder = instance.variantsFolder === null ? null : await instance.variantsFolder
+  process.send({ type: LISTENING, address, variantsFolder })
   await stopped
   await instance.stop()
   process.exit(0)
@@ -55,6 +58,7 @@ function runPrimary ({ zcopy, root, config, say, count }) {
     // list empty (the primary then ran out of work and exited 0 without a word).
     const running = new Set()
     let announced = false
+    const folders = [] // where the first workers' compressed variants go, as each said
     let stopping = false
     let failure = null
 
@@ -65,7 +69,7 @@ function runPrimary ({ zcopy, root, config, say, count }) {
       running.add(worker)
       worker.on('message', (message) => {
         if (!message || typeof message !== 'object') return
-        if (message.type === LISTENING) onListening(worker, message.address)
+        if (message.type === LISTENING) onListening(worker, message.address, message.variantsFolder)
         if (message.type === FATAL_TO_PRIMARY && failure === null) {
           failure = message
           stop()
@@ -74,8 +78,9 @@ function runPrimary ({ zcopy, root, config, say, count }) {
       return worker
     }
 
-    function onListening (worker, address) {
+    function onListening (worker, address, variantsFolder) {
       listening.set(worker.id, address)
+      if (variantsFolder) folders.push(variantsFolder)
       if (announced) {
         say(`zcopy: worker ${worker.process.pid} listening`, { pid: worker.process.pid })
         return
@@ -84,7 +89,7 @@ function runPrimary ({ zcopy, root, config, say, count }) {
       announced = true
       if (config.port !== 0 && address.port !== config.port) say(`zcopy: port ${config.port} is in use; using a free port instead`)
       const pids = [...running].map((w) => w.process.pid)
-      const url = announceListening(say, { root, address, zcopy, config, workers: pids })
+      const url = announceListening(say, { root, address, zcopy, config, workers: pids, variantsFolders: folders })
       if (config.open) openUrl(url, say)
     }
 

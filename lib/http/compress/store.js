@@ -322,20 +322,39 @@ class VariantStore {
   // Writes `variant`'s bytes `out` to the store's folder. → Promise of whether
   // it is there (false: no folder, or the write failed; warned about).
   async toDisk (variant, out) {
-    const dir = await this.folder()
-    if (dir === false || this.config.cacheBytes < out.length) {
+    const dir = this.config.cacheBytes < out.length ? false : await this.folder()
+    if (dir === false) {
       variant.record.refused.add(variant.encoding)
       return false
     }
     const { stat } = variant.record
     const name = `${crypto.createHash('sha256').update(variant.record.path).digest('hex').slice(0, 16)}-${stat.dev}-${stat.ino}-${Math.round(stat.ctimeMs * 1000)}${SUFFIX[variant.encoding]}`
-    const file = path.join(dir, name)
-    variant.stat = await writeAtomically(file, out)
-    variant.path = file
+    const written = await this.write(dir, name, out)
+    variant.stat = written.stat
+    variant.path = written.file
     this.diskBytes += out.length
     this.onDisk.set(variant, true)
     this.evictDisk()
     return true
+  }
+
+  // Writes `out` as `name` in the store's folder `dir`. → Promise of { file, stat }.
+  // A folder removed meanwhile (a cleaner of /tmp, by hand) is made again,
+  // once: its variants are made again as they are asked for (lost()).
+  async write (dir, name, out) {
+    try {
+      return { file: path.join(dir, name), stat: await writeAtomically(path.join(dir, name), out) }
+    } catch (err) {
+      if (err.code !== 'ENOENT' || (await fsp.stat(dir).then(() => true, () => false))) throw err
+      if (this.dirPath === dir) {
+        removeStoreDir(dir, false) // gone already: no longer removed at exit
+        this.dir = null
+        this.dirPath = null
+      }
+      const again = await this.folder()
+      if (again === false || again === dir) throw err
+      return { file: path.join(again, name), stat: await writeAtomically(path.join(again, name), out) }
+    }
   }
 
   // → Promise of the store's folder, made on first use, or false.
@@ -345,9 +364,10 @@ class VariantStore {
       // The default base (per user, in the temp folder), or one mkdtemp made in
       // its place, is removed once empty.
       const ownsBase = this.config.cacheDir === defaultCacheDir()
-      this.dir = makeStoreDir(this.config.cacheDir, { ownsBase }).then(({ dir, base }) => {
-        this.ownBase = ownsBase || base !== this.config.cacheDir
+      this.dir = makeStoreDir(this.config.cacheDir, { ownsBase }).then(({ dir, base, replaced }) => {
+        this.ownBase = ownsBase || replaced
         this.dirPath = dir
+        if (replaced) this.warnOnce(`${this.config.cacheDir} is not a private folder of this user's: compressed variants are kept in ${base} instead`)
         if (this.closed) removeStoreDir(dir, this.ownBase)
         return dir
       }, (err) => {
@@ -383,6 +403,15 @@ class VariantStore {
       this.removals.add(removal)
       removal.then(() => this.removals.delete(removal))
     }
+  }
+
+  // A disk variant's file could not be opened (removed by hand, or by a
+  // cleaner of /tmp): it is forgotten, and made again when next asked for.
+  lost (variant) {
+    if (variant.record.variants.get(variant.encoding) !== variant) return
+    variant.record.variants.delete(variant.encoding)
+    this.remove(variant)
+    this.counts.evicted++
   }
 
   failed ({ record, encoding }, err) {
