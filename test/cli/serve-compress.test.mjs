@@ -89,7 +89,7 @@ test.skipIf(process.getuid() !== 0)('a default cache folder that is another user
     expect(line).toContain(`compressing text files once each (${ENCODINGS}), in the background;`)
     expect(folder).not.toBe(foreign)
     expect(path.dirname(folder)).toBe(tmp)
-    expect(path.basename(folder)).toMatch(/^zcopy-variants-\w{6}$/)
+    expect(path.basename(folder)).toMatch(/^zcopy-variants-\w{6,}$/)
     let answer
     for (let i = 0; i < 400; i++) {
       answer = await get(server.url, 'hex.css', 'br')
