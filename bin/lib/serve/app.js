@@ -16,10 +16,10 @@ const { sendNotFound, sendStatus, sendText } = require('./not-found')
 // default folder (<tmpdir>/zcopy-variants-<uid>): one that is another user's,
 // a link or open to others is never written into, a fresh private one is made
 // instead; where none can be made, only variants of up to 64 KiB are kept (in
-// memory). → Promise of { made: true, base, dir } (the base folder, and the
-// store's own folder in it) or { made: false }.
+// memory). → Promise of { made: true, base } (the base folder the store's own
+// is in) or { made: false }.
 function variantsFolder (serve) {
-  return serve.compressedFolder().then((dir) => dir === null ? { made: false } : { made: true, base: path.dirname(dir), dir })
+  return serve.compressedFolder().then((dir) => dir === null ? { made: false } : { made: true, base: path.dirname(dir) })
 }
 
 const LISTING_HINT = 'No index.html here: start zcopy serve with --listing to list folders.\n'

@@ -342,8 +342,12 @@ class VariantStore {
   // A folder removed meanwhile (a cleaner of /tmp, by hand) is made again,
   // once: its variants are made again as they are asked for (lost()).
   async write (dir, name, out) {
+    const into = async (folder) => {
+      const file = path.join(folder, name)
+      return { file, stat: await writeAtomically(file, out) }
+    }
     try {
-      return { file: path.join(dir, name), stat: await writeAtomically(path.join(dir, name), out) }
+      return await into(dir)
     } catch (err) {
       if (err.code !== 'ENOENT' || (await fsp.stat(dir).then(() => true, () => false))) throw err
       if (this.dirPath === dir) {
@@ -353,7 +357,7 @@ class VariantStore {
       }
       const again = await this.folder()
       if (again === false || again === dir) throw err
-      return { file: path.join(again, name), stat: await writeAtomically(path.join(again, name), out) }
+      return into(again)
     }
   }
 
