@@ -202,7 +202,9 @@ class FileServer {
     if (entry !== null) return { entry, typePath: located.path, encoding, vary, copied }
     return cache.acquire(target.path, target.stat, scope, copied).then(
       (opened) => ({ entry: opened, typePath: located.path, encoding, vary, copied }),
-      openError)
+      // A sibling that cannot be sent (refused: out of the root, not a regular
+      // file; gone since it was looked up) is no sibling: the file itself is.
+      sibling === null ? openError : () => this.openPlain(req, located, VARYING))
   }
 
   // → Promise of the cache's entry for the located file itself, opened in the scope

@@ -149,9 +149,10 @@ function answerWithUrl (handler, request, reply, url, contentType) {
 // → Promise: settles once answered, never rejected. `file` is a file-system path
 // below the handler's root, found a file a moment ago; `headers` and `vary` (add
 // Accept-Encoding to Vary) as above, `contentType` the plugin's option. Errors
-// met before the file was chosen (it went away: 404) go to Fastify's not-found
-// or error handler; a body that fails midway is logged (FASTIFY_DELIVERY).
-function answerWithFile (handler, request, reply, file, { headers = {}, vary = false, contentType, stat } = {}) {
+// met before the file was chosen (it went away or was refused: 404) go to
+// `notFound()` (by default Fastify's not-found handler) or the error handler; a
+// body that fails midway is logged (FASTIFY_DELIVERY).
+function answerWithFile (handler, request, reply, file, { headers = {}, vary = false, contentType, stat, notFound = () => reply.callNotFound() } = {}) {
   const state = { reply, headers, vary, handedOver: false }
   reply.raw[ANSWER] = state
   return handler.handle(request.raw, reply.raw, {
@@ -161,7 +162,7 @@ function answerWithFile (handler, request, reply, file, { headers = {}, vary = f
     fallsThrough: () => false,
     onFound: carryOnFound(handler, reply, contentType)
   }).then(undefined, (err) => {
-    if (!state.handedOver && err.status === 404) return reply.callNotFound()
+    if (!state.handedOver && err.status === 404) return notFound()
     return failed(request, reply, state, err)
   })
 }

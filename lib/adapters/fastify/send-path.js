@@ -117,9 +117,11 @@ function pathSender ({ opts, prefix, handlerFor }) {
         }
         const found = await probe(handlerRoot, sentPath, options, handler.lookUp)
         if (found.type === 'file' && await misspelled(found, encoding)) return forbidden(reply)
-        if (found.type === 'file') return sendFound(request, reply, { handler, found, pathname, sentPath, encoding, root, callOptions })
         tried.add(encoding)
-        return retry(pathname, { checked: tried })
+        const next = () => retry(pathname, { checked: tried })
+        // A sibling refused when opened (a link out of the root): the next coding.
+        if (found.type === 'file') return sendFound(request, reply, { handler, found, pathname, sentPath, encoding, root, callOptions, notFound: next })
+        return next()
       }
     }
 
@@ -163,9 +165,10 @@ function pathSender ({ opts, prefix, handlerFor }) {
   }
 
   // `chosen`: the file found, the handler (and its root) that found it, the
-  // request's pathname and the one sent (a precompressed sibling's, `encoding`).
+  // request's pathname and the one sent (a precompressed sibling's, `encoding`),
+  // and for a sibling, what answers when it is not found once opened.
   async function sendFound (request, reply, chosen) {
-    const { handler, found, pathname, sentPath, encoding, root, callOptions } = chosen
+    const { handler, found, pathname, sentPath, encoding, root, callOptions, notFound } = chosen
     const onFile = callOptions !== undefined && 'onFile' in callOptions ? callOptions.onFile : opts.onFile
     if (allowedPath) {
       const asked = pathname.startsWith('/') ? path.posix.normalize(pathname) : pathname
@@ -186,7 +189,7 @@ function pathSender ({ opts, prefix, handlerFor }) {
       headers['content-encoding'] = encoding
     }
     const file = path.relative(handler.options.root, found.path)
-    return answerWithFile(handler, request, reply, file, { headers, vary: Boolean(opts.preCompressed), contentType: opts.contentType, stat: found.stat })
+    return answerWithFile(handler, request, reply, file, { headers, vary: Boolean(opts.preCompressed), contentType: opts.contentType, stat: found.stat, notFound })
   }
 
   return sendPath
