@@ -43,15 +43,37 @@ function notModified (req, res) {
   })
 }
 
-// If-Range: may the Range header be honoured for this representation?
-function rangeFresh (req, res) {
-  const ifRange = req.headers['if-range']
-  if (!ifRange) return true
-  if (ifRange.includes('"')) {
-    const etag = res.getHeader('ETag')
-    return Boolean(etag && ifRange.includes(etag))
-  }
-  return httpDate(res.getHeader('Last-Modified')) <= httpDate(ifRange)
+// What a body is, for If-Range: the file as it is, a precompressed sibling (a
+// file of its own, sent with Content-Encoding), or a compressed variant made by
+// zcopy (whose Last-Modified is its source's, not its own).
+const BODY = Object.freeze({ FILE: 'file', SIBLING: 'sibling', VARIANT: 'variant' })
+
+// An If-Range entity-tag: `"…"` or `W/"…"`; anything else is taken as a date.
+function isEntityTag (value) {
+  return value.startsWith('"') || value.startsWith('W/"')
 }
 
-module.exports = { isConditional, notModified, preconditionFailed, rangeFresh }
+// If-Range (RFC 9110 §13.1.5): may the Range header be honoured for the body on
+// `res`, a BODY? An entity-tag must be the response's ETag, the whole value
+// (send took any header that contained it). For an encoded body (sibling,
+// variant) only a strong one equal to a strong ETag does (strong comparison):
+// two encodings of one file can share a weak ETag and differ in bytes. For the
+// file itself a weak one equal to the ETag does too, as with send: the ETags the
+// drop-in makes are all weak (size and mtime, as send's). A date must equal
+// Last-Modified, which must be a strong validator: at least a second older than
+// the response (§8.8.2.2), the file not changed twice within its second; a
+// variant's Last-Modified is its source's, never a validator of its bytes.
+function rangeFresh (req, res, body = BODY.FILE) {
+  const ifRange = req.headers['if-range']
+  if (!ifRange) return true
+  if (isEntityTag(ifRange)) {
+    const etag = res.getHeader('ETag')
+    if (ifRange !== etag) return false
+    return body === BODY.FILE || !ifRange.startsWith('W/')
+  }
+  if (body === BODY.VARIANT) return false
+  const lastModified = httpDate(res.getHeader('Last-Modified'))
+  return lastModified === httpDate(ifRange) && lastModified <= Date.now() - 1000
+}
+
+module.exports = { BODY, isConditional, notModified, preconditionFailed, rangeFresh }

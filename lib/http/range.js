@@ -2,7 +2,8 @@
 
 // The part of a file a GET answers with. One satisfiable range → 206 with
 // Content-Range; an unsatisfiable one → 416; several ranges, a malformed header or
-// a stale If-Range → the whole file (as send does: no multipart/byteranges).
+// an If-Range that does not validate the body → the whole file (as send does: no
+// multipart/byteranges).
 
 const parseRange = require('range-parser')
 const { contentRange } = require('./headers')
@@ -12,11 +13,12 @@ const { rangeFresh } = require('./preconditions')
 const BYTES_RANGE = /^ *bytes=/
 
 // → { start, end } (inclusive; end = start - 1 for an empty body). Sets status and
-// Content-Range on `res` for a partial answer.
-function selectRange (req, res, size, acceptRanges) {
+// Content-Range on `res` for a partial answer. `body`: what is sent, a BODY (see
+// rangeFresh()).
+function selectRange (req, res, size, acceptRanges, body) {
   const header = req.headers.range
   if (acceptRanges && header !== undefined && BYTES_RANGE.test(header)) {
-    const ranges = rangeFresh(req, res) ? parseRange(size, header, { combine: true }) : -2
+    const ranges = rangeFresh(req, res, body) ? parseRange(size, header, { combine: true }) : -2
     if (ranges === -1) {
       const unsatisfied = contentRange(size)
       res.setHeader('Content-Range', unsatisfied)

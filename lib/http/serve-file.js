@@ -14,7 +14,7 @@ const { removeContentHeaders, setContentLength, setFileHeaders } = require('./he
 const { httpError, isHttpError, lookupError } = require('./http-error')
 const { UNCONFINED } = require('./open-confined')
 const { negotiateEncoding, siblingNames, siblingsOf } = require('./precompressed')
-const { isConditional, notModified, preconditionFailed } = require('./preconditions')
+const { BODY, isConditional, notModified, preconditionFailed } = require('./preconditions')
 const { selectRange } = require('./range')
 const { copiesBody, sendBody, sendBytes } = require('./send-body')
 
@@ -59,6 +59,12 @@ const RESPONSE = Object.freeze({
 function bodyless (res, encoding, err) {
   if (encoding !== null) res.removeHeader('Content-Encoding')
   return err
+}
+
+// What `file` (see openFile()) sends, for If-Range.
+function bodyKind (file) {
+  if (file.variant !== undefined) return BODY.VARIANT
+  return file.encoding === null ? BODY.FILE : BODY.SIBLING
 }
 
 class FileServer {
@@ -292,7 +298,7 @@ class FileServer {
     const size = entry.stat.size
     let range
     try {
-      range = selectRange(req, res, size, options.acceptRanges)
+      range = selectRange(req, res, size, options.acceptRanges, bodyKind(file))
     } catch (err) {
       throw bodyless(res, encoding, err)
     }
