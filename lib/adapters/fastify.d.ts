@@ -29,6 +29,8 @@ declare namespace zcopyFastify {
     totalFolderCount: number
     totalSize: number
     lastModified: number
+    /** zcopy only: present (true) when a bound cut the walk (see docs/http.md, Fastify, `list`) */
+    partial?: true
   }
 
   export interface ListDir {

@@ -2,11 +2,13 @@
 
 // Directory listings (`list` option), as @fastify/static answers them: JSON
 // ({ dirs, files } of names, or of entries with stats when jsonFormat is
-// 'extended') or HTML from the app's render(dirs, files).
+// 'extended') or HTML from the app's render(dirs, files). A folder's
+// extendedInfo (`extendedFolderInfo`) comes from ./folder-info, bounded.
 
 const fs = require('node:fs/promises')
 const path = require('node:path')
 const { FST_STATIC_INVALID_OPTION_VALUE, FST_STATIC_MULTIROOT_LIST_CONFLICT } = require('./errors')
+const { FolderWalks, eachBounded } = require('./folder-info')
 
 const URL_DELIMITERS = /[#?]/g
 
@@ -15,44 +17,14 @@ function isInside (root, target) {
   return relative === '' || (relative !== '..' && !relative.startsWith('..' + path.sep) && !path.isAbsolute(relative))
 }
 
-async function extendedInfoInto (dir, info) {
-  const depth = dir.split(path.sep).length
-  const names = await fs.readdir(dir)
-  await Promise.all(names.map(async (name) => {
-    const file = path.join(dir, name)
-    let stats
-    try {
-      stats = await fs.stat(file)
-    } catch {
-      return
-    }
-    const direct = file.split(path.sep).length === depth + 1
-    if (stats.isDirectory()) {
-      info.totalFolderCount++
-      if (direct) info.folderCount++
-      await extendedInfoInto(file, info)
-    } else {
-      info.totalSize += stats.size
-      info.totalFileCount++
-      if (direct) info.fileCount++
-      info.lastModified = Math.max(info.lastModified, stats.mtimeMs)
-    }
-  }))
-}
-
-async function extendedInfo (dir) {
-  const info = { totalSize: 0, fileCount: 0, totalFileCount: 0, folderCount: 0, totalFolderCount: 0, lastModified: 0 }
-  await extendedInfoInto(dir, info)
-  return info
-}
-
 const byName = (a, b) => a.name.localeCompare(b.name)
 
 async function entriesOf (dir, options, dotfiles) {
   const entries = { dirs: [], files: [] }
   let names = await fs.readdir(dir)
   if (dotfiles === 'deny' || dotfiles === 'ignore') names = names.filter((name) => name[0] !== '.')
-  await Promise.all(names.map(async (name) => {
+  await eachBounded(names.length, async (index) => {
+    const name = names[index]
     let stats
     try {
       stats = await fs.stat(path.join(dir, name))
@@ -60,15 +32,15 @@ async function entriesOf (dir, options, dotfiles) {
       return
     }
     const entry = { name, stats }
-    if (stats.isDirectory()) {
-      if (options.extendedFolderInfo) entry.extendedInfo = await extendedInfo(path.join(dir, name))
-      entries.dirs.push(entry)
-    } else {
-      entries.files.push(entry)
-    }
-  }))
+    if (stats.isDirectory()) entries.dirs.push(entry)
+    else entries.files.push(entry)
+  })
   entries.dirs.sort(byName)
   entries.files.sort(byName)
+  if (options.extendedFolderInfo) {
+    const walks = new FolderWalks()
+    for (const entry of entries.dirs) entry.extendedInfo = await walks.infoOf(path.join(dir, entry.name), entry.stats)
+  }
   return entries
 }
 
