@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import zcopy from 'zcopy'
 import zcopyFastify from 'zcopy/fastify'
 import koaServe from 'zcopy/koa'
-import { listen, request } from '../support/http.mjs'
+import { fdsUnder, listen, request } from '../support/http.mjs'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
 
 const SOURCE = 'console.log("identity")\n'.repeat(40)
@@ -92,6 +92,8 @@ describe('a sibling that cannot be sent: the file itself', () => {
     }))
     try {
       await expectFileSent(server.port)
+      // No descriptor of a refused sibling is kept (the secrets it links to).
+      expect(fdsUnder(join(base, 'secret.'))).toEqual([])
     } finally {
       await server.close()
       await serve.close()
