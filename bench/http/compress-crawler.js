@@ -12,10 +12,8 @@
 //               variant fits)
 //   small-cache memoryCache: 0 and cacheBytes 2 MiB: the variants do not all
 //               fit, the least recently used are evicted every round
-//   open-files  maxOpenFiles: 256: before issue 62, what the store remembered
-//               of files (their variants with it) was cut at max(1,024, that)
 //
-//   node bench/http/compress-crawler.js [--pages 1500] [--rounds 4] [--pause 0] [--only default,small-cache,open-files] [--lib DIR]
+//   node bench/http/compress-crawler.js [--pages 1500] [--rounds 4] [--pause 0] [--only default,small-cache] [--lib DIR]
 //
 // --pause S: seconds between a round's end and the next round (a crawler that
 // comes back later; the CPU budget is per minute).
@@ -35,15 +33,14 @@ function option (name, fallback) {
 const PAGES = Number(option('pages', 1500))
 const ROUNDS = Number(option('rounds', 4))
 const PAUSE_MS = Number(option('pause', 0)) * 1000
-const ONLY = option('only', 'default,small-cache,open-files').split(',')
+const ONLY = option('only', 'default,small-cache').split(',')
 const LIB = path.resolve(option('lib', path.join(__dirname, '../../lib')))
 const { serveStatic } = require(LIB)
 const TICK = 100 // clock ticks a second (USER_HZ)
 
 const SETUPS = {
   default: { compress: true },
-  'small-cache': { memoryCache: 0, compress: { cacheBytes: 2 * 1024 * 1024 } },
-  'open-files': { maxOpenFiles: 256, compress: true }
+  'small-cache': { memoryCache: 0, compress: { cacheBytes: 2 * 1024 * 1024 } }
 }
 
 // Page `i`: 16 KiB of words that vary from page to page, as a site's pages do.
