@@ -40,7 +40,7 @@
 //   MAX_RECORDS); records without one, at most max(1,024, the open-file
 //   cache's size), the oldest first. A file whose variant was evicted is made
 //   again at the cheaper levels (./encoders.js, CHEAP): a cache smaller than
-//   what is asked for (a crawler) costs a tenth of the CPU per round.
+//   what is asked for (a crawler) costs far less CPU per round.
 // - Disk full, read-only or missing folder, a compression error: that file is
 //   sent as it is, one warning is emitted (per store), nothing is left behind.
 
