@@ -21,7 +21,8 @@
 //   Where the socket's path would not fit in sun_path (SOCKET_PATH_MAX), the
 //   folder holds `owner` instead: pid, start time (/proc/PID/stat) and boot
 //   id, all three of which must match. A folder with neither (being made, or
-//   left by an older zcopy) is kept while it changed within MAKING_MS;
+//   left by an older zcopy) is kept while it changed within MAKING_MS and the
+//   pid in its name is alive;
 // - a variant is written to a new temporary name opened with O_EXCL (wx,
 //   0600), then renamed over its final name: a reader sees the whole file or
 //   nothing, and an error (disk full, read-only) leaves nothing behind.
@@ -107,7 +108,7 @@ async function folderAlive (dir) {
     return owner.includes(' ') ? identityOf(pid) === owner : pidAlive(pid) // written where /proc could not tell
   }
   const stat = await fsp.lstat(dir).catch(() => null)
-  return stat !== null && Date.now() - stat.mtimeMs < MAKING_MS
+  return stat !== null && Date.now() - stat.mtimeMs < MAKING_MS && pidAlive(Number(/^v-(\d+)-/.exec(path.basename(dir))[1]))
 }
 
 // Removes the folders of stores whose process is gone. → Promise of how many.
