@@ -76,8 +76,10 @@ export interface CompressOptions {
   cacheDir?: string | false
   /** Bytes of variants on disk; the least recently used are removed beyond it. Default 256 MiB. */
   cacheBytes?: number
-  /** Compressions run at once, each on one thread-pool thread. Default 1. */
+  /** Compressions run at once, in compression processes (or threads) shared by every store, never on libuv's pool. Default 1. */
   concurrency?: number
+  /** Milliseconds of compression CPU per minute (any 60 s); past it the file itself is sent and nothing is queued. Default 10000. */
+  cpuBudget?: number
 }
 
 /** What the variant store made and sent (`stats().compressed`, with `compress`). */
@@ -94,6 +96,12 @@ export interface CompressStats {
   discarded: number
   /** Bytes not sent thanks to whole variants (file size minus variant size, per response). */
   bytesSaved: number
+  /** Variants made at the cheaper level (brotli 5, gzip 6, zstd 3) because their file's variant had been evicted. */
+  cheap: number
+  /** Variants not queued or not started because `cpuBudget` was spent. */
+  overBudget: number
+  /** Milliseconds of compression CPU spent (time on the thread where threads compress). */
+  cpuMs: number
   /** Variants being made or waiting to be. */
   pending: number
   /** Bytes of variants in memory (within `memoryCache`). */

@@ -40,12 +40,12 @@ const { openFiles, watchedDirectories, memoryBytes }: { openFiles: number, watch
 void [openFiles, watchedDirectories, memoryBytes]
 
 const compressing = serveStatic('public', {
-  compress: { encodings: ['br', 'gzip'], types: ['text/*', 'application/*+json'], threshold: 1024, maxSize: 8 << 20, cacheDir: false, cacheBytes: 1 << 28, concurrency: 1 }
+  compress: { encodings: ['br', 'gzip'], types: ['text/*', 'application/*+json'], threshold: 1024, maxSize: 8 << 20, cacheDir: false, cacheBytes: 1 << 28, concurrency: 1, cpuBudget: 10_000 }
 })
 serveStatic('public', { compress: true, precompressed: true })
 serveStatic('public', { compress: { types: (type: string) => type.startsWith('text/') } })
 const variants = compressing.stats().compressed
-if (variants !== undefined) void [variants.made, variants.served, variants.evicted, variants.bytesSaved, variants.cacheDir]
+if (variants !== undefined) void [variants.made, variants.served, variants.evicted, variants.bytesSaved, variants.cheap, variants.overBudget, variants.cpuMs, variants.cacheDir]
 const idle: Promise<void> = compressing.compressed()
 void idle
 sendFile(null as any, null as any, '/srv/app.js', { compress: true })

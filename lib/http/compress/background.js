@@ -3,7 +3,10 @@
 // Where compressed variants are made, never on the event loop and never on
 // libuv's thread pool (whose threads the file transfers, fs, dns.lookup and
 // zlib's async API share), at most as many at once as the largest
-// `concurrency` a store asked for (8 at most), shared by every store:
+// `concurrency` a store asked for (8 at most), shared by every store; a job
+// that finds them all busy waits its turn in `waiting` (first come, first
+// served; each store has at most `concurrency` jobs out, so it holds at most
+// the sum of the stores' `concurrency`):
 // - on Linux, in compression processes (./process.js): children of the
 //   server, which read the source themselves through /proc/PID/fd
 //   (compressFile()), in Linux's SCHED_IDLE class (with the addon; nice 19
@@ -17,8 +20,8 @@
 // - elsewhere, or where a process cannot start or cannot reach the
 //   descriptor, on threads of the server's own that lower their priority
 //   (./worker.js), which read the source themselves too;
-// - where neither can start (a sandbox that forbids it), zlib's async API on
-//   the pool.
+// - where neither can start (a sandbox that forbids it), nowhere: the file is
+//   sent as it is (compressFile() → null).
 // Idle ones do not keep the server alive. A process goes with the server: a
 // free one as its channel closes; when the server exits (process.exit() too),
 // any still listed is killed; a server killed runs no code, and its busy
@@ -28,7 +31,6 @@ const { fork } = require('node:child_process')
 const os = require('node:os')
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
-const { encode } = require('./encoders')
 const { PATIENCE_MS, niceFor } = require('./priority')
 
 const MAX_THREADS = 8
@@ -43,6 +45,7 @@ let hurriedUntil = 0 // processes started before this moment are not SCHED_IDLE
 let limit = 1
 let nextId = 0
 const pending = new Map() // id → { resolve, reject, thread }
+const waiting = [] // resolve() of the jobs waiting for a process or thread, oldest first
 let unavailable = false
 // ZCOPY_COMPRESS_PROCESS=0: threads only (to compare, or where a child
 // process is not wanted).
@@ -56,6 +59,7 @@ function answered (thread, message) {
   pending.delete(message.id)
   thread.busy = false
   idle(thread)
+  setImmediate(dispatch) // after a process's own handler, which may retire it
   if (message.error) {
     const err = new Error(message.error.message)
     if (message.error.code) err.code = message.error.code
@@ -79,6 +83,7 @@ function stopped (list, thread, err) {
     pending.delete(id)
     job.reject(err || new Error('the compression thread stopped'))
   }
+  dispatch() // its place is free: a waiting job may start one
 }
 
 function startThread () {
@@ -229,65 +234,77 @@ function freeProcess () {
   }
 }
 
-// → a free thread, busy from now on, or null (none can start, or all are busy).
-// `concurrency`: the caller's bound on jobs at once, which raises the number of
-// threads (up to 8).
-function takeThread (concurrency, { processes = false } = {}) {
-  limit = Math.min(MAX_THREADS, Math.max(limit, concurrency))
-  const thread = processes ? (processesUnavailable ? null : freeProcess()) : unavailable ? null : freeThread()
+// → a free process (or, where none can run, thread), busy from now on; null
+// when all are busy (or none can start).
+function takeFree () {
+  const thread = !processesUnavailable ? freeProcess() : unavailable ? null : freeThread()
   if (thread === null) return null
   thread.busy = true
   thread.worker.ref() // a job under way keeps the process alive, as a pool job would
   return thread
 }
 
-function post (thread, message, transfer) {
+// → Promise of a process or thread, busy from now on, for one job: at once when
+// one is free, else once one is (waiting's turn); null when none can start.
+// `concurrency`: the caller's bound on jobs at once, which raises the number
+// of processes or threads (up to 8).
+function acquire (concurrency) {
+  limit = Math.min(MAX_THREADS, Math.max(limit, concurrency))
+  const thread = waiting.length === 0 ? takeFree() : null // none jumps the queue
+  if (thread !== null || (processesUnavailable && unavailable)) return Promise.resolve(thread)
+  return new Promise((resolve) => waiting.push(resolve))
+}
+
+// Hands free processes or threads to the jobs waiting, oldest first.
+function dispatch () {
+  while (waiting.length > 0) {
+    const thread = takeFree()
+    if (thread === null && !(processesUnavailable && unavailable)) return
+    waiting.shift()(thread)
+  }
+}
+
+function post (thread, message) {
   const id = ++nextId
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject, thread })
-    thread.worker.postMessage({ id, ...message }, transfer)
+    thread.worker.postMessage({ id, ...message })
   })
 }
 
-// → Promise<Buffer> of `bytes` (not used by the caller afterwards: its memory is
-// handed to the thread) compressed into `encoding`.
-function compress (encoding, bytes, concurrency = 1) {
-  const thread = takeThread(concurrency)
-  if (thread === null) return encode(encoding, bytes)
-  // A Buffer of its own ArrayBuffer (any above 4 KiB) is handed over as it is.
-  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
-  const memory = whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)
-  return post(thread, { encoding, bytes: memory }, [memory]).then((message) => Buffer.from(message.out))
-}
-
 // The file open as `fd` (held open by the caller until this settles), `size`
-// bytes, read and compressed into `encoding` by a compression thread: → null
-// at once when no thread is free (read it and use compress()), else a Promise
-// of { out: Buffer, stat: { dev, ino, size, mtimeMs, ctimeMs } (fstat after
-// the read) }, or of null when the file had fewer bytes than `size`.
-function compressFile (encoding, fd, size, concurrency = 1) {
-  const viaProcess = takeThread(concurrency, { processes: true })
-  if (viaProcess !== null) {
-    return post(viaProcess, { encoding, pid: process.pid, fd, size }).then(fileMade, (err) => {
-      // Not reached through /proc (hidepid, another user, no procfs), or the
-      // process stopped: threads from now on.
-      if (err.code === 'EACCES' || err.code === 'ENOENT' || err.code === 'EPERM' || /compression process/.test(err.message)) {
-        processesUnavailable = true
-        const onThread = compressFile(encoding, fd, size, concurrency)
-        if (onThread !== null) return onThread
-      }
-      throw err
-    })
+// bytes, read and compressed into `encoding` (`cheap`: at the cheaper level,
+// ./encoders.js) by a compression process or thread, once one is free: →
+// Promise of { out: Buffer, stat: { dev, ino, size, mtimeMs, ctimeMs } (fstat
+// after the read), cpuMs (what it cost: CPU time in a process, time on the
+// thread in a thread) }, of null when the file had fewer bytes than `size`;
+// rejected with code ENOCOMPRESSOR where no process or thread can start.
+async function compressFile (encoding, fd, size, concurrency = 1, cheap = false) {
+  const thread = await acquire(concurrency)
+  if (thread === null) throw Object.assign(new Error('no compression process or thread can start'), { code: 'ENOCOMPRESSOR' })
+  const viaProcess = processes.includes(thread)
+  try {
+    return fileMade(await post(thread, viaProcess ? { encoding, cheap, pid: process.pid, fd, size } : { encoding, cheap, fd, size }))
+  } catch (err) {
+    // Not reached through /proc (hidepid, another user, no procfs), or the
+    // process stopped: threads from now on.
+    if (viaProcess && (err.code === 'EACCES' || err.code === 'ENOENT' || err.code === 'EPERM' || /compression process/.test(err.message))) {
+      processesUnavailable = true
+      dispatch()
+      return compressFile(encoding, fd, size, concurrency, cheap)
+    }
+    throw err
   }
-  const thread = takeThread(concurrency)
-  if (thread === null) return null
-  return post(thread, { encoding, fd, size }).then(fileMade)
 }
 
 function fileMade (message) {
   if (message.short) return null
   const { out } = message // an ArrayBuffer from a thread, a Uint8Array from a process
-  return { out: out instanceof ArrayBuffer ? Buffer.from(out) : Buffer.from(out.buffer, out.byteOffset, out.byteLength), stat: message.stat }
+  return {
+    out: out instanceof ArrayBuffer ? Buffer.from(out) : Buffer.from(out.buffer, out.byteOffset, out.byteLength),
+    stat: message.stat,
+    cpuMs: message.cpuMs
+  }
 }
 
-module.exports = { compress, compressFile }
+module.exports = { compressFile }

@@ -13,10 +13,11 @@ const DEFAULTS = Object.freeze({
   threshold: 1024, // no gain below ~1 KiB: headers and framing eat it
   maxSize: 8 * 1024 * 1024, // above this the file is sent as it is
   cacheBytes: 256 * 1024 * 1024, // bytes of variants on disk
-  concurrency: 1 // compressions at once, each holding one pool thread
+  concurrency: 1, // compressions at once, each in a compression process or thread
+  cpuBudget: 10_000 // ms of compression CPU per minute, per store (./cpu-budget.js)
 })
 
-const KEYS = new Set(['encodings', 'types', 'threshold', 'maxSize', 'cacheDir', 'cacheBytes', 'concurrency'])
+const KEYS = new Set(['encodings', 'types', 'threshold', 'maxSize', 'cacheDir', 'cacheBytes', 'concurrency', 'cpuBudget'])
 
 // The per-user default cache folder, in the system's temp folder.
 function defaultCacheDir () {
@@ -74,8 +75,9 @@ function compressOptions (value) {
     cacheDir: cacheDir === false ? false : path.resolve(cacheDir),
     cacheBytes: size(value.cacheBytes, 'cacheBytes', DEFAULTS.cacheBytes, 0),
     concurrency: size(value.concurrency, 'concurrency', DEFAULTS.concurrency, 1),
+    cpuBudget: size(value.cpuBudget, 'cpuBudget', DEFAULTS.cpuBudget, 1),
     // What identifies these settings, for sharing one store between sendFile calls.
-    signature: JSON.stringify([value.encodings, value.threshold, value.maxSize, cacheDir, value.cacheBytes, value.concurrency,
+    signature: JSON.stringify([value.encodings, value.threshold, value.maxSize, cacheDir, value.cacheBytes, value.concurrency, value.cpuBudget,
       typeof value.types === 'function' ? functionId(value.types) : value.types])
   })
 }

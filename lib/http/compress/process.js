@@ -10,11 +10,12 @@
 // containers are not, and their weight is relative: where the server's own
 // group was at nice 19 the two shared the CPU evenly.)
 //
-// One job at a time, from the IPC channel: { id, encoding, pid, fd, size }: the
+// One job at a time, from the IPC channel: { id, encoding, cheap, pid, fd, size }: the
 // file open as descriptor `fd` in process `pid` (the server, which keeps it open
 // until the answer), reopened through /proc/PID/fd/FD (the same file, whatever
 // its name is now), read, fstat'ed after the read, compressed with zlib's
-// synchronous API → { id, out, stat }, { id, short: true } when it had fewer
+// synchronous API (`cheap`: at the cheaper level) → { id, out, stat, cpuMs }
+// (this process's CPU time for the job), { id, short: true } when it had fewer
 // bytes, or { id, error }. It exits, without a word, when the server goes (the
 // channel closes, or an answer finds it closed); a server that exits kills it
 // (./background.js).
@@ -62,11 +63,14 @@ function send (message) {
 
 process.on('disconnect', () => process.exit(0))
 process.on('SIGINT', () => {}) // Ctrl-C reaches the whole group: the server decides, and its exit closes the channel
-process.on('message', ({ id, encoding, pid, fd, size }) => {
+process.on('message', ({ id, encoding, cheap, pid, fd, size }) => {
   try {
+    const before = process.cpuUsage()
     const source = readServerFile(pid, fd, size)
     if (source === null) return send({ id, short: true })
-    send({ id, out: encodeSync(encoding, source.bytes), stat: source.stat })
+    const out = encodeSync(encoding, source.bytes, cheap)
+    const used = process.cpuUsage(before)
+    send({ id, out, stat: source.stat, cpuMs: (used.user + used.system) / 1000 })
   } catch (err) {
     send({ id, error: { message: err.message, code: err.code } })
   }

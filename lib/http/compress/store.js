@@ -15,8 +15,9 @@
 // - The first request for a file is answered with the file itself; the coding
 //   it prefers is queued, and `concurrency` compressions run at once, off the
 //   event loop and off libuv's pool (./background.js: in compression processes
-//   at SCHED_IDLE on Linux, else on threads at nice 19), which read the
-//   source themselves from the cache's descriptor; so a burst of new files
+//   at SCHED_IDLE on Linux, else on threads at nice 19, shared by every store,
+//   a job waiting there when all are busy), which read the source themselves
+//   from the cache's descriptor; so a burst of new files
 //   waits in the queue, never in front of requests, and takes only the CPU
 //   the requests leave. A burst (BURST jobs or more waiting) is held back
 //   while the event loop is busy (./loop-busy.js), until the first job in the
@@ -27,32 +28,40 @@
 //   the loop stays busy; once it is not, they all go. A few jobs at a time (a
 //   changed file) go at once: held, a changed file on a busy server would be
 //   sent uncompressed for 10 s after each change.
+// - At most `cpuBudget` ms of compression per minute (./cpu-budget.js): past
+//   it, nothing is queued or started, the file itself is sent, and the coding
+//   is asked for again by a later request.
 // - A variant of up to 64 KiB is kept in memory, within the open-file cache's
 //   `memoryCache` bytes (shared with its small files); a larger one (or one that
 //   does not fit there) is written to the store's own folder (./cache-dir) and
 //   sent from its descriptor by sendfile, opened through the open-file cache.
 //   The folder holds at most `cacheBytes`: the least recently used variants are
-//   removed first.
+//   removed first. A record is kept as long as it holds a variant (up to
+//   MAX_RECORDS); records without one, at most max(1,024, the open-file
+//   cache's size), the oldest first. A file whose variant was evicted is made
+//   again at the cheaper levels (./encoders.js, CHEAP): a cache smaller than
+//   what is asked for (a crawler) costs far less CPU per round.
 // - Disk full, read-only or missing folder, a compression error: that file is
 //   sent as it is, one warning is emitted (per store), nothing is left behind.
 
 const crypto = require('node:crypto')
-const fs = require('node:fs')
 const path = require('node:path')
 const fsp = require('node:fs/promises')
 const Negotiator = require('negotiator')
 const { makeStoreDir, removeStoreDir, writeAtomically } = require('./cache-dir')
-const { compress, compressFile } = require('./background')
+const { compressFile } = require('./background')
+const { CpuBudget } = require('./cpu-budget')
 const { compressibleByName } = require('./types')
 const { defaultCacheDir } = require('./options')
 const { contentTypeOf } = require('../headers')
 const { etagOf, lastModifiedOf } = require('./variant-headers')
 const { loopBusy, WINDOW_MS } = require('./loop-busy')
 const { PATIENCE_MS } = require('./priority')
+const { CHEAP } = require('./encoders')
 
 const IN_MEMORY = 64 * 1024 // the largest variant kept in memory (the memory cache's SMALL_FILE)
 const MAX_QUEUED = 1024 // variants waiting to be made; more are asked for again later
-const READ_CHUNK = 1024 * 1024 // a source is read 1 MiB per pool job (where no thread is free)
+const MAX_RECORDS = 65_536 // records, those holding variants included; the files whose variant was evicted remembered
 const RANKINGS = 256 // Accept-Encoding values whose ranking is kept
 const MIN_SAVING = 0.05 // a variant saving less than 5 % is not kept
 const BURST = 4 // jobs waiting from which they are held back while the event loop is busy
@@ -91,10 +100,11 @@ class SourceRecord {
 }
 
 class Variant {
-  constructor (record, encoding, size) {
+  constructor (record, encoding, size, cheap) {
     this.record = record
     this.encoding = encoding
     this.size = size
+    this.cheap = cheap // made at the cheaper level (./encoders.js, CHEAP)
     this.body = null // a memory variant's bytes
     this.entry = null // a memory variant's stand-in for an open-file cache entry
     this.path = null // a disk variant's file
@@ -114,7 +124,10 @@ class VariantStore {
     this.warned = false
     this.compressible = compressibleByName(config.types)
     this.preferred = { preferred: [...config.encodings, 'identity'] }
-    this.records = new Map() // source path → SourceRecord
+    this.records = new Map() // source path → SourceRecord, oldest first
+    this.bare = new Map() // the records that hold no variant, oldest first
+    this.evictedPaths = new Map() // source paths whose variant was evicted (made cheaper), oldest first
+    this.budget = new CpuBudget(config.cpuBudget)
     this.rankings = new Map() // Accept-Encoding value → ranking(), at most RANKINGS
     this.onDisk = new Map() // disk Variants, least recently used first
     this.diskBytes = 0
@@ -130,7 +143,7 @@ class VariantStore {
     this.ownBase = false // the folder the store's own is in is zcopy's to remove once empty
     this.closed = false
     this.closing = null // Promise of the close() under way
-    this.counts = { made: 0, served: 0, evicted: 0, failed: 0, bytesSaved: 0, discarded: 0 }
+    this.counts = { made: 0, served: 0, evicted: 0, failed: 0, bytesSaved: 0, discarded: 0, cheap: 0, overBudget: 0, cpuMs: 0 }
     this.unlisten = cache.onChange((changed) => this.changed(changed))
     this.folder() // at start: the folders of processes that are gone are removed
   }
@@ -206,11 +219,16 @@ class VariantStore {
     if (record === undefined) {
       record = new SourceRecord(entry.path, entry.stat, entry.proof)
       this.records.set(entry.path, record)
+      this.bare.set(entry.path, record)
       this.trimRecords()
     }
     record.proof = entry.proof // the same directory's, maybe reopened since
     if (record.pending.has(encoding) || record.refused.has(encoding) || record.variants.has(encoding)) return
     if (this.queue.length >= MAX_QUEUED) return
+    if (this.budget.exhausted()) {
+      this.counts.overBudget++
+      return
+    }
     record.pending.add(encoding)
     this.queue.push({ record, entry, encoding, queuedAt: Date.now() })
     this.pump()
@@ -230,6 +248,12 @@ class VariantStore {
     while (this.running < this.config.concurrency && this.queue.length > 0) {
       if (this.holding()) return this.pumpLater()
       const job = this.queue.shift()
+      if (this.budget.exhausted()) { // asked for again by a later request
+        job.record.pending.delete(job.encoding)
+        this.counts.overBudget++
+        if (this.running === 0 && this.queue.length === 0) this.settleIdle()
+        continue
+      }
       const started = Date.now()
       this.running++
       this.make(job).catch((err) => this.failed(job, err)).finally(() => {
@@ -264,7 +288,12 @@ class VariantStore {
 
   async make ({ record, entry, encoding }) {
     if (record.dropped || entry.evicted || this.closed) return this.discard()
-    const made = await this.compressSource(entry, record.stat.size, encoding)
+    const cheap = this.evictedPaths.has(record.path)
+    const made = await this.compressSource(entry, record.stat.size, encoding, cheap)
+    if (made !== null) {
+      this.budget.spend(made.cpuMs)
+      this.counts.cpuMs += made.cpuMs
+    }
     if (made === null || !sameFile(made.stat, record.stat) || record.dropped || this.closed) return this.discard()
     const { out } = made
     const size = record.stat.size
@@ -272,11 +301,11 @@ class VariantStore {
       record.refused.add(encoding) // not worth it: the file is sent as it is
       return
     }
-    const variant = new Variant(record, encoding, out.length)
+    const variant = new Variant(record, encoding, out.length, cheap)
     variant.headers = {
       typePath: record.path,
       contentType: contentTypeOf(record.path),
-      etag: etagOf(record.stat, encoding, out.length),
+      etag: etagOf(record.stat, encoding, out.length, cheap ? CHEAP[encoding] : null),
       lastModified: lastModifiedOf(record.stat)
     }
     if (out.length <= IN_MEMORY && this.cache.reserveMemory(out.length)) {
@@ -291,29 +320,20 @@ class VariantStore {
       return this.discard()
     }
     record.variants.set(encoding, variant)
+    this.bare.delete(record.path)
     this.counts.made++
+    if (cheap) this.counts.cheap++
   }
 
-  // → Promise of { out, stat }: the `size` bytes of `entry`'s file (read from
-  // its descriptor, held open meanwhile) compressed into `encoding`, and its
-  // fstat after the read; null when it had fewer bytes. A compression thread
-  // reads and compresses (./background.js); where none is free, the source is
-  // read here on libuv's pool, 1 MiB per job, and compressed by compress().
-  async compressSource (entry, size, encoding) {
+  // → Promise of { out, stat, cpuMs }: the `size` bytes of `entry`'s file
+  // (read from its descriptor, held open meanwhile) compressed into `encoding`
+  // (`cheap`: at the cheaper level) by a compression process or thread
+  // (./background.js), its fstat after the read, and what that cost; null
+  // when it had fewer bytes.
+  async compressSource (entry, size, encoding, cheap) {
     entry.users++ // its descriptor stays open while it is read
     try {
-      const onThread = compressFile(encoding, entry.fd, size, this.config.concurrency)
-      if (onThread !== null) return await onThread
-      const source = Buffer.allocUnsafe(size)
-      let read = 0
-      while (read < size) {
-        const n = await readAt(entry.fd, source, read, Math.min(size - read, READ_CHUNK))
-        if (n === 0) return null
-        read += n
-      }
-      const stat = await fstatOf(entry.fd)
-      if (!sameFile(stat, entry.stat)) return null // changed: not worth compressing
-      return { out: await compress(encoding, source, this.config.concurrency), stat }
+      return await compressFile(encoding, entry.fd, size, this.config.concurrency, cheap)
     } finally {
       this.cache.release(entry)
     }
@@ -328,7 +348,7 @@ class VariantStore {
       return false
     }
     const { stat } = variant.record
-    const name = `${crypto.createHash('sha256').update(variant.record.path).digest('hex').slice(0, 16)}-${stat.dev}-${stat.ino}-${Math.round(stat.ctimeMs * 1000)}${SUFFIX[variant.encoding]}`
+    const name = `${crypto.createHash('sha256').update(variant.record.path).digest('hex').slice(0, 16)}-${stat.dev}-${stat.ino}-${Math.round(stat.ctimeMs * 1000)}${variant.cheap ? '-cheap' : ''}${SUFFIX[variant.encoding]}`
     const written = await this.write(dir, name, out)
     variant.stat = written.stat
     variant.path = written.file
@@ -385,10 +405,20 @@ class VariantStore {
   evictDisk () {
     for (const variant of this.onDisk.keys()) {
       if (this.diskBytes <= this.config.cacheBytes) return
-      variant.record.variants.delete(variant.encoding)
-      this.remove(variant)
-      this.counts.evicted++
+      this.evict(variant)
     }
+  }
+
+  // `variant` goes to make room: its file is made cheaper next time.
+  evict (variant) {
+    const { record } = variant
+    record.variants.delete(variant.encoding)
+    this.remove(variant)
+    this.counts.evicted++
+    this.evictedPaths.delete(record.path)
+    this.evictedPaths.set(record.path, true)
+    if (this.evictedPaths.size > MAX_RECORDS) this.evictedPaths.delete(this.evictedPaths.keys().next().value)
+    if (record.variants.size === 0 && !record.dropped) this.bare.set(record.path, record)
   }
 
   // Lets go of `variant`'s bytes: its memory, or its file (a response still
@@ -412,10 +442,12 @@ class VariantStore {
   // A disk variant's file could not be opened (removed by hand, or by a
   // cleaner of /tmp): it is forgotten, and made again when next asked for.
   lost (variant) {
-    if (variant.record.variants.get(variant.encoding) !== variant) return
-    variant.record.variants.delete(variant.encoding)
+    const { record } = variant
+    if (record.variants.get(variant.encoding) !== variant) return
+    record.variants.delete(variant.encoding)
     this.remove(variant)
     this.counts.evicted++
+    if (record.variants.size === 0 && !record.dropped) this.bare.set(record.path, record)
   }
 
   failed ({ record, encoding }, err) {
@@ -438,6 +470,7 @@ class VariantStore {
     if (record.dropped) return
     record.dropped = true
     if (this.records.get(record.path) === record) this.records.delete(record.path)
+    if (this.bare.get(record.path) === record) this.bare.delete(record.path)
     for (const variant of record.variants.values()) {
       this.remove(variant)
       this.counts.evicted++
@@ -445,13 +478,17 @@ class VariantStore {
     record.variants.clear()
   }
 
-  // Keeps at most as many records as the open-file cache may hold files (and
-  // 1,024 at least): the oldest go first.
+  // Keeps the records that hold variants (their bytes are bounded by
+  // memoryCache and cacheBytes), and at most as many others as the open-file
+  // cache may hold files (and 1,024 at least), the oldest first; MAX_RECORDS
+  // in all, the oldest first then, variants or not.
   trimRecords () {
     const max = Math.max(1024, this.cache.max)
-    for (const record of this.records.values()) {
-      if (this.records.size <= max) return
-      this.drop(record)
+    while (this.bare.size > max) this.drop(this.bare.values().next().value)
+    while (this.records.size > MAX_RECORDS) {
+      const oldest = this.records.values().next().value
+      for (const variant of Array.from(oldest.variants.values())) this.evict(variant)
+      this.drop(oldest)
     }
   }
 
@@ -485,6 +522,9 @@ class VariantStore {
       failed: this.counts.failed,
       discarded: this.counts.discarded,
       bytesSaved: this.counts.bytesSaved,
+      cheap: this.counts.cheap,
+      overBudget: this.counts.overBudget,
+      cpuMs: Math.round(this.counts.cpuMs),
       pending: this.queue.length + this.running,
       memoryBytes: this.memoryBytes,
       diskBytes: this.diskBytes,
@@ -534,18 +574,6 @@ function memoryEntry (record, variant) {
     evicted: false,
     variant
   }
-}
-
-function readAt (fd, buffer, offset, length) {
-  return new Promise((resolve, reject) => {
-    fs.read(fd, buffer, offset, length, offset, (err, n) => err ? reject(err) : resolve(n))
-  })
-}
-
-function fstatOf (fd) {
-  return new Promise((resolve, reject) => {
-    fs.fstat(fd, (err, stat) => err ? reject(err) : resolve(stat))
-  })
 }
 
 function defaultWarn (message) {

@@ -6,8 +6,10 @@
 // a time:
 // - reads the source itself, with pread on the descriptor it is given (the
 //   open-file cache's, held open by the caller until the answer), fstat's it
-//   again after the read, and compresses it; or compresses the bytes it is sent;
-// - with zlib's synchronous API.
+//   again after the read, and compresses it (`cheap`: at the cheaper level);
+// - with zlib's synchronous API, and answers with the time that took (cpuMs:
+//   wall time on this thread, an upper bound of its CPU time, which Node 20
+//   cannot read per thread).
 // Reading here keeps the sources off libuv's pool (the transfers', fs's and
 // dns.lookup's threads) and off the event loop. (On Linux a compression
 // process, ./process.js, is used first: its every thread is in SCHED_IDLE.)
@@ -30,18 +32,14 @@ function lowerPriority () {
 }
 
 parentPort.postMessage({ ready: true, lowered: lowerPriority() })
-parentPort.on('message', ({ id, encoding, bytes, fd, size }) => {
+parentPort.on('message', ({ id, encoding, cheap, fd, size }) => {
   try {
-    let stat = null
-    if (fd !== undefined) {
-      const source = readSource(fd, size)
-      if (source === null) return parentPort.postMessage({ id, short: true })
-      bytes = source.bytes
-      stat = source.stat
-    }
-    const out = encodeSync(encoding, Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes))
+    const started = performance.now()
+    const source = readSource(fd, size)
+    if (source === null) return parentPort.postMessage({ id, short: true })
+    const out = encodeSync(encoding, source.bytes, cheap)
     const copy = out.buffer.slice(out.byteOffset, out.byteOffset + out.length)
-    parentPort.postMessage({ id, out: copy, stat }, [copy])
+    parentPort.postMessage({ id, out: copy, stat: source.stat, cpuMs: performance.now() - started }, [copy])
   } catch (err) {
     parentPort.postMessage({ id, error: { message: err.message, code: err.code } })
   }
