@@ -17,7 +17,13 @@
 //   or headers are never served; the old descriptor closes once its last user is done.
 // - Or, without that stat, while change notification vouches for it: the request
 //   paths remembered as naming an entry (`paths`, ./remembered-paths), whose
-//   watches drop the entry on any change of the file or a directory on its way.
+//   watches drop the entry on any change of the file or a directory on its way;
+//   and while an fstat of its descriptor, at most CHECK_INTERVAL_MS old, still
+//   finds it linked and unchanged (see isCurrent()): a write no watch reports
+//   (through a hard link whose other name is elsewhere, through mmap, by another
+//   host) is seen within that interval.
+// - An entry whose file turns out shorter than its stat during a transfer is
+//   dropped at once (see truncated()).
 // - Descriptors close when evicted (least recently used beyond `max`, idle for a
 //   sweep period, or stale), and all of them, with the root directories, on clear()
 //   (a server's 'close').
@@ -32,6 +38,11 @@ const { RememberedPaths } = require('./remembered-paths')
 const { kindOf, sameFile, statOf } = require('./stat')
 
 const SWEEP_INTERVAL_MS = 10_000
+// How old an entry's proof that its descriptor still has the stat it was opened
+// with may be, for requests that take it with no stat of their own (remembered
+// paths). nginx's open_file_cache_valid is 60 s; an fstat of an open descriptor
+// costs ~2 us from JavaScript, so once a second per file is nothing.
+const CHECK_INTERVAL_MS = 1000
 const SMALL_FILE = 64 * 1024 // the largest file kept in memory, see keepBody()
 // The largest kept for a request whose body is copied through user space anyway
 // (TLS, HTTP/2, no addon), where sendfile cannot help: answered from memory as
@@ -63,6 +74,7 @@ class OpenFile {
     this.proof = null // what it was proven against: its scope's proof at admission
     this.stat = null // the descriptor's fstat, set last: an entry with a stat is open
     this.openedAt = -1 // the tick() when its open began
+    this.checkedAt = 0 // when its descriptor's stat was last found unchanged (Date.now(); see isCurrent())
     this.nameIsLink = null // whether its name's last component was a link then (null: not told)
     this.users = 1
     this.recentlyUsed = true // for the sweep (see sweep())
@@ -323,7 +335,33 @@ class OpenFileCache {
     entry.closeFd = close
     entry.proof = proof
     entry.nameIsLink = link
+    entry.checkedAt = Date.now()
     entry.stat = stat // last: an entry with a stat is open
+  }
+
+  // Whether the open `entry` may still be used without a stat of its name: its
+  // descriptor's fstat, taken again once CHECK_INTERVAL_MS have passed since the
+  // last, finds the file still linked and the same (sameFile()). A file changed
+  // where no watch sees it is dropped here, its descriptor closing once its users
+  // are done, and the caller looks its name up again.
+  isCurrent (entry, now = Date.now()) {
+    if (now - entry.checkedAt < CHECK_INTERVAL_MS) return true
+    let stat = null
+    try {
+      stat = fs.fstatSync(entry.fd)
+    } catch {}
+    if (stat !== null && stat.nlink > 0 && sameFile(stat, entry.stat)) {
+      entry.checkedAt = now
+      return true
+    }
+    this.evict(entry)
+    return false
+  }
+
+  // `entry`'s file ended before the bytes its stat promised were sent (a transfer
+  // failed with ERR_ZCOPY_TRUNCATED): it changed, and no request may use it again.
+  truncated (entry) {
+    this.evict(entry)
   }
 
   evict (entry) {

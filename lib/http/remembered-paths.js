@@ -66,12 +66,32 @@ class RememberedPaths {
   }
 
   // → the entry ({ path, stat }) that `key`, a resolved request path, was
-  // remembered to name, for the cache's take() without a stat; or null.
+  // remembered to name, for the cache's take() without a stat; or null. Watches
+  // vouch for the names; the descriptors' fstats, at most a second old, for
+  // changes no watch reports (OpenFileCache.isCurrent()): the entry's, and its
+  // precompressed siblings' where the cache has them open.
   lookup (key) {
     const entry = this.lookups.get(key)
     if (entry === undefined) return null
+    const now = Date.now()
+    if (!this.cache.isCurrent(entry, now)) return null
+    if (Array.isArray(entry.siblings) && !this.siblingsCurrent(entry.siblings, now)) {
+      this.cache.evict(entry) // its siblings are looked up again with it
+      return null
+    }
     entry.recentlyUsed = true // not swept while asked for, even when a sibling is what is sent
     return entry
+  }
+
+  // Whether the open entries of `siblings` ([{ path, stat }]) are current (one
+  // that is not is dropped).
+  siblingsCurrent (siblings, now) {
+    let current = true
+    for (const sibling of siblings) {
+      const open = this.cache.entries.get(sibling.path)
+      if (open !== undefined && open.stat !== null && !this.cache.isCurrent(open, now)) current = false
+    }
+    return current
   }
 
   // Remembers that `key` names the open `entry`, below `root`, if change

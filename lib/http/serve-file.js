@@ -261,6 +261,7 @@ class FileServer {
       return ANSWERED_IN_CALL
     }
     const done = sent.then((sent) => this.releaseAfterBody(res, sent, entry), (err) => {
+      if (err.code === 'ERR_ZCOPY_TRUNCATED') cache.truncated(entry)
       cache.release(entry)
       throw err
     })

@@ -24,6 +24,7 @@ const ALLOWED = {
   },
   'lib/adapters/fastify/options.js': { statSync: 'at registration: is `root` a directory (as @fastify/static checks it)' },
   'lib/http/compress/cache-dir.js': {
+    readFileSync: 'procfs only (a process\'s start time, the boot id): when a store folder is made or swept, never per request',
     rmSync: "at process exit only (an 'exit' listener): the store folders not removed yet",
     rmdirSync: "at process exit only (an 'exit' listener): the emptied base folder"
   },
@@ -46,6 +47,7 @@ const ALLOWED = {
     readlinkSync: 'once per compression thread: /proc/thread-self (procfs, in memory)'
   },
   'lib/http/descriptor-limit.js': { readFileSync: 'once per process: /proc/self/limits (procfs, never on disk)' },
+  'lib/http/file-cache.js': { fstatSync: 'an open descriptor, at most once a second per remembered file: the inode is in memory' },
   'lib/http/open-confined.js': {
     closeSync: 'a descriptor: close(2) of a regular file or directory never waits for the disk',
     fstatSync: 'an open descriptor: the inode is in memory',
