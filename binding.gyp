@@ -13,6 +13,7 @@
             "src/idle_priority.cc",
             "src/memory_trim.cc",
             "src/open_beneath.cc",
+            "src/pending_changes.cc",
             "src/socket_cork.cc",
             "src/socket_room.cc",
             "src/probe.cc",

@@ -1,12 +1,14 @@
 // zcopy native addon: exports the Transfer class (transfer.h), openBeneath,
 // lookupBeneath and close (open_beneath.h), setCork (socket_cork.h),
 // socketRoom (socket_room.h), trimMemory (memory_trim.h), idlePriority
-// (idle_priority.h) and probeKernel (probe.h).
+// (idle_priority.h), probeKernel (probe.h) and changesPending
+// (pending_changes.h).
 #include <napi.h>
 
 #include "idle_priority.h"
 #include "memory_trim.h"
 #include "open_beneath.h"
+#include "pending_changes.h"
 #include "probe.h"
 #include "socket_cork.h"
 #include "socket_room.h"
@@ -26,6 +28,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("trimMemory", zcopy::TrimMemoryFunction(env));
   exports.Set("idlePriority", zcopy::IdlePriorityFunction(env));
   exports.Set("probeKernel", zcopy::ProbeKernelFunction(env));
+  exports.Set("changesPending", zcopy::ChangesPendingFunction(env));
   return exports;
 }
 

@@ -340,12 +340,13 @@ class OpenFileCache {
   }
 
   // Whether the open `entry` may still be used without a stat of its name: its
-  // descriptor's fstat, taken again once CHECK_INTERVAL_MS have passed since the
-  // last, finds the file still linked and the same (sameFile()). A file changed
-  // where no watch sees it is dropped here, its descriptor closing once its users
-  // are done, and the caller looks its name up again.
-  isCurrent (entry, now = Date.now()) {
-    if (now - entry.checkedAt < CHECK_INTERVAL_MS) return true
+  // descriptor's fstat, taken again once `maxAge` ms (default CHECK_INTERVAL_MS)
+  // have passed since the last, finds the file still linked and the same
+  // (sameFile()). A file changed where no watch sees it is dropped here, its
+  // descriptor closing once its users are done, and the caller looks its name
+  // up again.
+  isCurrent (entry, now = Date.now(), maxAge = CHECK_INTERVAL_MS) {
+    if (now - entry.checkedAt < maxAge) return true
     let stat = null
     try {
       stat = fs.fstatSync(entry.fd)

@@ -20,6 +20,7 @@
 // `guards` and `siblings`.
 
 const path = require('node:path')
+const { changesPending } = require('./changes-pending')
 const { DirectoryWatches, directoriesOf, notifiesChanges, tick } = require('./dir-watches')
 const { lstatOf, sameFile } = require('./stat')
 
@@ -67,14 +68,21 @@ class RememberedPaths {
 
   // → the entry ({ path, stat }) that `key`, a resolved request path, was
   // remembered to name, for the cache's take() without a stat; or null. Watches
-  // vouch for the names; the descriptors' fstats, at most a second old, for
-  // changes no watch reports (OpenFileCache.isCurrent()): the entry's, and its
-  // precompressed siblings' where the cache has them open.
+  // vouch for the names, once every event they have had is read: null while
+  // some wait (./changes-pending), and the name is looked up. The descriptors'
+  // fstats, at most a second old, vouch for changes no watch reports
+  // (OpenFileCache.isCurrent()): the entry's, and its precompressed siblings'
+  // where the cache has them open. Where waiting events cannot be told (no
+  // addon), the entry's fstat is taken on every lookup: its file replaced,
+  // rewritten or removed is seen the same turn; a folder on its way renamed is
+  // seen once its event is read.
   lookup (key) {
     const entry = this.lookups.get(key)
     if (entry === undefined) return null
+    const pending = changesPending()
+    if (pending === true) return null
     const now = Date.now()
-    if (!this.cache.isCurrent(entry, now)) return null
+    if (!this.cache.isCurrent(entry, now, pending === null ? 0 : undefined)) return null
     if (Array.isArray(entry.siblings) && !this.siblingsCurrent(entry.siblings, now)) {
       this.cache.evict(entry) // its siblings are looked up again with it
       return null
