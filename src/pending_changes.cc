@@ -22,6 +22,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 namespace zcopy {
 
@@ -38,21 +39,27 @@ bool IsInotify(int fd) {
   return std::strcmp(target, "anon_inode:inotify") == 0;
 }
 
-// The last descriptor proven to be this thread's loop's inotify instance (each
-// Worker runs its own loop on its own thread).
-thread_local const uv_loop_t* proven_loop = nullptr;
-thread_local int proven_fd = -1;
+// Per environment (each Worker runs its own loop): its loop, and the last
+// descriptor proven to be that loop's inotify instance. Freed by the
+// environment's cleanup hook.
+struct LoopInotify {
+  uv_loop_t* loop = nullptr;
+  int proven_fd = -1;
+};
+
+void FreeLoopInotify(void* data) {
+  delete static_cast<LoopInotify*>(data);
+}
 
 Napi::Value ChangesPendingJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  uv_loop_t* loop = nullptr;
-  if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) return env.Null();
-  const int fd = loop->inotify_fd;
+  auto* state = static_cast<LoopInotify*>(info.Data());
+  if (state == nullptr) return env.Null();
+  const int fd = state->loop->inotify_fd;
   if (fd < 0) return Napi::Boolean::New(env, false);
-  if (loop != proven_loop || fd != proven_fd) {
+  if (fd != state->proven_fd) {
     if (!IsInotify(fd)) return env.Null();
-    proven_loop = loop;
-    proven_fd = fd;
+    state->proven_fd = fd;
   }
   int queued = 0;
   if (ioctl(fd, FIONREAD, &queued) != 0) return env.Null();
@@ -61,8 +68,16 @@ Napi::Value ChangesPendingJs(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
+// Where the environment's loop or its cleanup hook cannot be had, the function
+// answers null (cannot be told) on every call.
 Napi::Function ChangesPendingFunction(Napi::Env env) {
-  return Napi::Function::New(env, ChangesPendingJs, "changesPending");
+  auto* state = new (std::nothrow) LoopInotify();
+  if (state != nullptr && (napi_get_uv_event_loop(env, &state->loop) != napi_ok || state->loop == nullptr ||
+                           napi_add_env_cleanup_hook(env, FreeLoopInotify, state) != napi_ok)) {
+    delete state;
+    state = nullptr;
+  }
+  return Napi::Function::New(env, ChangesPendingJs, "changesPending", state);
 }
 
 }  // namespace zcopy
