@@ -7,15 +7,14 @@
 // timeouts, and on TLS an HTTP/1 parser that respects its pause; a TLS
 // handshake gets the same time. HTTP/2 has nginx's bounds: at most
 // MAX_STREAMS streams open per session (Node's default is 2^32 - 1), and a
-// stream whose body moves no byte for --timeout is reset, a session whose
-// streams all stall destroyed, whatever frames its client keeps sending
-// (http2-send-timeout.js).
+// session whose bodies do not move for --timeout is destroyed, whatever
+// frames its client keeps sending (http2-send-timeout.js).
 
 const http = require('node:http')
 const http2 = require('node:http2')
 const https = require('node:https')
 const { UsageError } = require('../../../tools/usage-error')
-const { closeStalledStreams } = require('./http2-send-timeout')
+const { closeStalledSessions } = require('./http2-send-timeout')
 
 // nginx's http2_max_concurrent_streams: a client asking for more gets
 // REFUSED_STREAM for each stream beyond.
@@ -23,7 +22,7 @@ const MAX_STREAMS = 128
 
 function createServer ({ tls, http2: useHttp2, timeout }, handle, protectServer) {
   const server = listenerFor({ tls, http2: useHttp2, timeout }, handle)
-  if (useHttp2 && timeout > 0) closeStalledStreams(server, Math.round(timeout * 1000))
+  if (useHttp2 && timeout > 0) closeStalledSessions(server, Math.round(timeout * 1000))
   return protectServer(server, { timeout: Math.round(timeout * 1000) })
 }
 
