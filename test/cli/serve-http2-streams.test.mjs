@@ -20,8 +20,8 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 const H2 = ['--quiet', '--http2', '--ssl-cert', cert, '--ssl-key', key]
 
 // A session whose streams get no byte of DATA: SETTINGS_INITIAL_WINDOW_SIZE 0.
-async function zeroWindowSession (url) {
-  const session = http2.connect(url, { ca, settings: { initialWindowSize: 0 } })
+async function zeroWindowSession (url, options = {}) {
+  const session = http2.connect(url, { ca, settings: { initialWindowSize: 0 }, ...options })
   session.on('error', () => {})
   await once(session, 'remoteSettings')
   return session
@@ -72,28 +72,36 @@ describe('zcopy serve --http2', () => {
     }
   }, 60000)
 
-  test('a session whose streams move no byte is destroyed after --timeout, however many frames its client sends', async () => {
+  // Every 200 ms a PING (Node re-arms its session timeout on each) and one
+  // more byte of the connection's window (none for any stream); or 100 PINGs
+  // every 100 ms, whose answers alone are more than 16 KiB per --timeout.
+  const FRAMES = {
+    trickle: { every: 200, pings: 1, windowUpdate: true },
+    'PING flood': { every: 100, pings: 100, windowUpdate: false }
+  }
+  test.each(Object.keys(FRAMES))('a session whose streams move no byte is destroyed after --timeout, whatever frames its client sends (%s)', async (name) => {
+    const { every, pings, windowUpdate } = FRAMES[name]
     const server = await startServe(root, [...H2, '--timeout', '2'])
-    const session = await zeroWindowSession(server.url)
+    const session = await zeroWindowSession(server.url, { maxOutstandingPings: 10_000 })
     let closed = false
     session.once('close', () => { closed = true })
     const streams = openStreams(session, 20)
-    // Every 200 ms: a PING (Node re-arms its session timeout on each) and one
-    // more byte of the connection's window (none for any stream).
     let window = 65535
-    const trickle = setInterval(() => {
+    let answered = 0
+    const frames = setInterval(() => {
       if (session.destroyed) return
-      session.ping(() => {})
-      session.setLocalWindowSize(++window)
-    }, 200)
+      for (let i = 0; i < pings; i++) session.ping((err) => { if (!err) answered++ })
+      if (windowUpdate) session.setLocalWindowSize(++window)
+    }, every)
     try {
       expect(await until(() => streams.every((s) => s.responded), 20000)).toBe(true)
       const started = Date.now()
       expect(await until(() => closed, 30000)).toBe(true)
       expect(Date.now() - started).toBeGreaterThanOrEqual(1500)
+      expect(answered).toBeGreaterThan(0)
       expect(streams.filter((s) => s.bytes > 0)).toHaveLength(0)
     } finally {
-      clearInterval(trickle)
+      clearInterval(frames)
       session.destroy()
       await server.stop()
     }

@@ -14,15 +14,22 @@
 // counter says what one stream sent (its bufferSize stays the same while a
 // body moves at a steady pace, each piece written as the last one goes, and
 // does not move at all while a body sent in one write, a small file from the
-// memory cache, goes out). They include the answers to a client's PINGs and
-// SETTINGS (17 and 9 bytes): faking the progress takes a client about 1,000
-// PINGs per `timeoutMs`. A session is looked at every `timeoutMs / 4` (at most
-// every second): one is cut between `timeoutMs` and `timeoutMs` plus that
-// period after its last progress.
+// memory cache, goes out). The answers to a client's PINGs and SETTINGS are
+// taken off, counted as if each went in a TLS record of its own (the most it
+// can cost), so that a client cannot make the progress up with them. A
+// session is looked at every `timeoutMs / 4` (at most every second): one is
+// cut between `timeoutMs` and `timeoutMs` plus that period after its last
+// progress.
 
 // One piece of a body (shared-pieces.js): what a body that moves sends at
 // least, at a time.
 const PROGRESS_BYTES = 16 * 1024
+// A TLS 1.3 record's own bytes (header, content type, AEAD tag) and the
+// answers to a PING (a PING frame back: 9 + 8 bytes) and to a SETTINGS frame
+// (an empty SETTINGS with ACK: 9 bytes).
+const RECORD_BYTES = 5 + 1 + 16
+const PING_ANSWER_BYTES = RECORD_BYTES + 17
+const SETTINGS_ANSWER_BYTES = RECORD_BYTES + 9
 const MAX_CHECK_MS = 1000
 
 // Call on a fresh node:http2 server: → nothing. `timeoutMs` > 0.
@@ -33,6 +40,7 @@ function closeStalledSessions (server, timeoutMs) {
     let timer = null
     let sentAt = 0 // the connection's bytes written at its last progress
     let since = 0 // when that was
+    let answers = 0 // bytes of answers to PINGs and SETTINGS since then, at most
     const waiting = () => {
       for (const stream of streams) {
         if (stream.bufferSize > 0) return true
@@ -43,18 +51,22 @@ function closeStalledSessions (server, timeoutMs) {
       if (session.destroyed) return
       const sent = session.socket.bytesWritten
       const now = Date.now()
-      if (sent - sentAt >= PROGRESS_BYTES || !waiting()) {
+      if (sent - sentAt - answers >= PROGRESS_BYTES || !waiting()) {
         sentAt = sent
         since = now
+        answers = 0
       } else if (now - since >= timeoutMs) {
         session.destroy()
       }
     }
+    session.on('ping', () => { answers += PING_ANSWER_BYTES })
+    session.on('remoteSettings', () => { answers += SETTINGS_ANSWER_BYTES })
     session.on('stream', (stream) => {
       streams.add(stream)
       if (timer === null) {
         sentAt = session.socket.bytesWritten
         since = Date.now()
+        answers = 0
         timer = setInterval(check, checkMs)
         timer.unref()
       }
