@@ -16,7 +16,20 @@
 // memory cache) is what onSent reported; a response it did not report on went by
 // stream or had none. `ended`: complete, aborted (the client went away) or
 // shutdown (cut by the server stopping); the text line says the last two.
-// The path is the one the client asked for (--single may serve another file).
+// The path is the one the client asked for (--single may serve another file),
+// written as nginx writes it: a byte outside printable ASCII (C0 and C1
+// controls, DEL, any byte from 0x80) and the backslash as \xHH, so that no
+// byte a client sends (HTTP/2 lets 0x80-0xFF through in :path; U+0085 is a
+// line break, U+009B a terminal's CSI) can end a line or forge one.
+
+// Node decodes a request's target as latin1 (one character per byte), so a
+// character's code is the byte the client sent. Anything but printable ASCII
+// and the backslash:
+const UNSAFE_IN_LOG = /[^\x20-\x5b\x5d-\x7e]/g
+
+function escapeForLog (text) {
+  return text.replace(UNSAFE_IN_LOG, (char) => `\\x${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
+}
 
 const NO_BODY_STATUSES = new Set([204, 304])
 const COLOURS = { 2: 32, 3: 36, 4: 33, 5: 31 } // green, cyan, yellow, red
@@ -88,7 +101,7 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
     logRequest (req, res) {
       const start = process.hrtime.bigint()
       const method = req.method
-      const path = req.url
+      const path = escapeForLog(req.url)
       pending.add(res)
       // On the next turn: a body sent with its head (the memory cache) can close
       // the response before its onSent report has run. A body cut short reports
