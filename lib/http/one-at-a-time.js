@@ -19,6 +19,9 @@
 //   whole, a pause stops the next one) then cost Node's request and response
 //   objects alone (1.5 KiB each), not an answer under way. If the connection
 //   closes first, answer is never called: nobody is left to answer.
+// - turnOf(req, res): the same as a promise, for sendFile: null when `req`
+//   need not wait, else a Promise of true on its turn, false if the
+//   connection closes first.
 //
 // A connection's reading is held with socket.pause() (public API) while any
 // of its holds lasts, and paused again at once if anything resumes it
@@ -29,6 +32,7 @@
 // socket already gone.
 
 const net = require('node:net')
+const { onClose } = require('./on-close')
 
 // One connection's holds: its reading is paused while any lasts.
 class Connection {
@@ -82,13 +86,36 @@ function readingHeldWhile (req, send) {
   return sending.finally(connection.release)
 }
 
+// Whether `res` waits behind an earlier response on its live HTTP/1 connection.
+function mustWait (req, res) {
+  return res.socket === null && req.httpVersionMajor === 1 && req.socket instanceof net.Socket && !req.socket.destroyed
+}
+
 function waitForTurn (answer, req, res, next) {
-  if (res.socket !== null || req.httpVersionMajor !== 1 || !(req.socket instanceof net.Socket)) return false
+  if (!mustWait(req, res)) return false
   const connection = connectionToHold(req)
   if (connection !== null) connection.hold()
   turns.set(res, [answer, req, next, connection])
   res.on('socket', takeTurn)
   return true
+}
+
+// The promise form, for sendFile: null when `req` need not wait, or a Promise
+// of true on its turn (the connection's reading held until its response
+// closes), false if the connection closes first.
+function turnOf (req, res) {
+  if (!mustWait(req, res)) return null
+  const connection = connectionToHold(req)
+  if (connection !== null) connection.hold()
+  return new Promise((resolve) => {
+    const gone = () => resolve(false)
+    const closing = onClose(req.socket, gone)
+    res.once('socket', () => {
+      closing.delete(gone)
+      if (connection !== null) res.once('close', connection.release)
+      resolve(true) // its callbacks run once Node is done handing the socket over
+    })
+  })
 }
 
 // A waiting response got its socket (`this`: the response): Node hands it over
@@ -101,4 +128,4 @@ function takeTurn () {
   process.nextTick(answer, req, this, next)
 }
 
-module.exports = { readingHeldWhile, waitForTurn }
+module.exports = { readingHeldWhile, turnOf, waitForTurn }
