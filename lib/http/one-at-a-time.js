@@ -16,8 +16,8 @@
 //   done. answer(req, res, next) is called on the turn Node hands its
 //   response the socket, and the connection reads nothing until that response
 //   closes. The requests of one read (up to 64 KiB of them: Node parses a read
-//   whole, a pause stops the next one) then cost Node's request and response
-//   objects alone (1.5 KiB each), not an answer under way. If the connection
+//   whole, a pause stops the next one) then cost their request and response
+//   objects alone (~2 KiB each behind node:http), not an answer under way. If the connection
 //   closes first, answer is never called: nobody is left to answer.
 // - turnOf(req, res): the same as a promise, for sendFile: null when `req`
 //   need not wait, else a Promise of true on its turn, false if the
@@ -50,7 +50,7 @@ class Connection {
 }
 
 const connections = new WeakMap() // socket → its Connection
-// A response waiting for its turn → [answer, req, next, whether it holds].
+// A response waiting for its turn → [answer, req, next, the Connection it holds or null].
 const turns = new WeakMap()
 
 // The Connection to hold for `req`, or null when its reading is not held.
