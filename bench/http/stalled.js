@@ -37,13 +37,14 @@
 
 const { fork } = require('node:child_process')
 const { once } = require('node:events')
-const { mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs')
+const { mkdtempSync, rmSync, writeFileSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { parseArgs } = require('node:util')
 const { freePort } = require('./free-port')
 const { machineLine } = require('./machine')
 const { nginxInstalled, startNginx } = require('./nginx')
+const { rssTree, settledRss, sleep } = require('./rss')
 const { makeCertificate } = require('./tls')
 const NODE_SERVERS = ['node-idle', 'node-write', 'node-stream', 'serveStatic']
 const SERVERS = ['zcopy serve', 'nginx', ...NODE_SERVERS]
@@ -51,8 +52,6 @@ const TIMELINE_S = [1, 2, 5, 10, 30, 60]
 const { startZcopyServe } = require('./zcopy-serve')
 
 const FILES = { 'big.bin': 64 * 2 ** 20, 'medium.bin': 900 * 1024 }
-const SETTLE_MS = 2000 // memory counts as settled once it moved < 1 % in that long
-const SETTLE_LIMIT_MS = 30_000
 // What a stalled client costs is read once the crowd has stalled this long:
 // `zcopy serve` trims the C heap 2 s after the last connection came, and a
 // reading made just before that trim would be a transient, not the cost.
@@ -111,39 +110,6 @@ function options () {
     timeline: values.timeline,
     group: values.group === 'default' ? null : values.group
   }
-}
-
-// The resident memory of `pid` and its children, in KiB.
-function rssTree (pid) {
-  let total = 0
-  const stack = [pid]
-  while (stack.length > 0) {
-    const id = stack.pop()
-    try {
-      total += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${id}/status`, 'utf8'))[1])
-      const children = readFileSync(`/proc/${id}/task/${id}/children`, 'utf8').trim()
-      if (children) stack.push(...children.split(/\s+/).map(Number))
-    } catch {} // gone meanwhile
-  }
-  return total
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-// The RSS once it stopped moving (< 1 % over SETTLE_MS) and at least holdMs
-// passed, or after SETTLE_LIMIT_MS; with the highest reading on the way.
-async function settledRss (pid, holdMs = 0) {
-  const started = Date.now()
-  let last = rssTree(pid)
-  let highest = last
-  while (Date.now() - started < SETTLE_LIMIT_MS) {
-    await sleep(SETTLE_MS)
-    const now = rssTree(pid)
-    highest = Math.max(highest, now)
-    if (Math.abs(now - last) < last / 100 && Date.now() - started >= holdMs) return { rss: now, highest }
-    last = now
-  }
-  return { rss: last, highest }
 }
 
 function ask (client, message) {

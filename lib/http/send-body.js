@@ -16,6 +16,8 @@
 //   HTTP/2 does not use http2stream.respondWithFD: on Node 20 to 26 a client that
 //   cancels the stream or closes the connection while it runs crashes the
 //   process (SIGSEGV, Node's bug); no version has been shown safe.
+// While a body goes out by sendfile, Node cannot see its client stop reading:
+// its connection reads no further request meanwhile (one-at-a-time.js).
 // Every transfer settles once its client is gone, whatever it was waiting for
 // (its socket, a write, 'drain', the engine): see hangup.js. A transfer that
 // fails after the headers went out destroys the response: the Content-Length
@@ -24,6 +26,7 @@
 const http = require('node:http')
 const net = require('node:net')
 const { watchHangup } = require('./hangup')
+const { readingHeldWhile } = require('./one-at-a-time')
 const { promiseOf } = require('./promise-of')
 const { copyToResponse, writeToResponse } = require('./response-body')
 const { PIECE_SIZE } = require('./shared-pieces')
@@ -190,7 +193,7 @@ function sendBytes (req, res, bytes) {
 // file could not be sent (read error, truncated file).
 function sendBody (req, res, fd, range, { ownEncoding }) {
   return promiseOf(() => {
-    if (mayBypassResponse(req, res, ownEncoding)) return toSocket(req, res, fd, range)
+    if (mayBypassResponse(req, res, ownEncoding)) return readingHeldWhile(req, () => toSocket(req, res, fd, range))
     return toResponse(req, res, fd, range)
   }).catch((err) => {
     res.destroy()

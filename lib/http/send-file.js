@@ -18,6 +18,7 @@ const { httpError } = require('./http-error')
 const { DIRECTORY, locateFile } = require('./locate-file')
 const { normalizeOptions } = require('./options')
 const { onClose } = require('./on-close')
+const { turnOf } = require('./one-at-a-time')
 const { promiseOf } = require('./promise-of')
 const { resolvePath } = require('./resolve-path')
 const { FileServer } = require('./serve-file')
@@ -89,6 +90,14 @@ function sendFile (req, res, file, options) {
     if (server) onClose(server, closeStores)
   }
   const files = serverFor(opts)
+  // Pipelined behind a response still going out: sent after it, or not at all
+  // if the connection goes first (one-at-a-time.js).
+  const turn = turnOf(req, res)
+  if (turn === null) return send(req, res, file, opts, files)
+  return turn.then((mine) => mine ? send(req, res, file, opts, files) : undefined)
+}
+
+function send (req, res, file, opts, files) {
   return promiseOf(() => locateFile(resolvePath(files.root, file, opts.dotfiles), opts, files.lookUp)).then((located) => {
     if (located === DIRECTORY) throw httpError(404)
     return files.serve(req, res, located)

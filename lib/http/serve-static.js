@@ -24,6 +24,7 @@ const { directoryLocation, redirectToDirectory } = require('./redirect')
 const { splitUrl } = require('./request-url')
 const { spellingBelow } = require('./spelling')
 const { pathResolver, resolvePath } = require('./resolve-path')
+const { waitForTurn } = require('./one-at-a-time')
 const { ANSWERED_IN_CALL, FileServer } = require('./serve-file')
 
 const DEFAULT_MAX_OPEN_FILES = defaultMaxOpenFiles()
@@ -275,6 +276,8 @@ function serveStatic (root, options) {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return fallthrough ? next() : methodNotAllowed(res)
     }
+    // Pipelined behind a response still going out: answered after it.
+    if (waitForTurn(serveStaticMiddleware, req, res, next)) return
     const state = { found: false }
     const url = req.url
     const answer = promiseOf(() => serve(req, res, url, req.originalUrl || url, () => { state.found = true }))

@@ -1,0 +1,167 @@
+'use strict'
+
+// Memory held for HTTP/1.1 clients that pipeline requests for a file and never
+// read a byte (issue 62, item 3):
+//
+//   node bench/http/pipelined.js [--connections 6] [--files big.bin,small.bin]
+//                                [--servers 'zcopy serve,serveStatic,nginx']
+//                                [--cli PATH] [--lib PATH]
+//
+// Each server in its own process, plain HTTP on loopback: `zcopy serve`, zcopy's
+// serveStatic in a node:http server (pipelined-server.js), nginx (tuned as in
+// nginx.js). Per server and file (big.bin: 8 MiB, small.bin: 100 bytes): the
+// connections open, each writes `GET /FILE` requests (56 bytes each, Host and
+// User-Agent) back to back for as long as its socket takes them, and reads
+// nothing; the server's RSS (with its children, from /proc) is read once they
+// have stalled for 5 s and it stopped moving, then the connections close.
+// Prints the bytes the clients got to send, the RSS idle and loaded, and the
+// growth per connection beside nginx's. --cli: another checkout's
+// bin/zcopy.js; --lib: another checkout's lib/index.js, for an A/B.
+
+const { fork } = require('node:child_process')
+const { once } = require('node:events')
+const { mkdtempSync, rmSync, writeFileSync } = require('node:fs')
+const net = require('node:net')
+const { tmpdir } = require('node:os')
+const { join } = require('node:path')
+const { parseArgs } = require('node:util')
+const { freePort } = require('./free-port')
+const { machineLine } = require('./machine')
+const { nginxInstalled, startNginx } = require('./nginx')
+const { rssTree, settledRss, sleep } = require('./rss')
+const { startZcopyServe } = require('./zcopy-serve')
+
+const FILES = { 'big.bin': 8 * 2 ** 20, 'small.bin': 100 }
+const SERVERS = ['zcopy serve', 'serveStatic', 'nginx']
+const STALLED_MS = 5000
+const BATCH = 100 // requests per write
+
+const USAGE = "usage: node bench/http/pipelined.js [--connections N] [--files big.bin,small.bin] [--servers 'zcopy serve,serveStatic,nginx'] [--cli PATH] [--lib PATH]"
+
+function usage (message) {
+  console.error(`bench/http/pipelined.js: ${message}\n${USAGE}`)
+  process.exit(2)
+}
+
+function options () {
+  let values
+  try {
+    ({ values } = parseArgs({
+      options: {
+        connections: { type: 'string', default: '6' },
+        files: { type: 'string', default: Object.keys(FILES).join(',') },
+        servers: { type: 'string', default: SERVERS.join(',') },
+        cli: { type: 'string' },
+        lib: { type: 'string' },
+        help: { type: 'boolean', default: false }
+      }
+    }))
+  } catch (err) {
+    usage(err.message)
+  }
+  if (values.help) {
+    console.log(USAGE)
+    process.exit(0)
+  }
+  const connections = Number(values.connections)
+  if (!Number.isInteger(connections) || connections < 1) usage(`--connections must be a positive integer, got ${JSON.stringify(values.connections)}`)
+  const files = values.files.split(',').map((name) => name.trim()).filter(Boolean)
+  for (const name of files) if (FILES[name] === undefined) usage(`unknown file ${JSON.stringify(name)} (one of ${Object.keys(FILES).join(', ')})`)
+  const servers = values.servers.split(',').map((name) => name.trim()).filter(Boolean)
+  for (const name of servers) if (!SERVERS.includes(name)) usage(`unknown server ${JSON.stringify(name)} (one of ${SERVERS.join(', ')})`)
+  return { connections, files, servers: servers.filter((name) => name !== 'nginx' || nginxInstalled()), cli: values.cli, lib: values.lib }
+}
+
+async function startServeStatic (root, lib) {
+  const child = fork(join(__dirname, 'pipelined-server.js'), [root, ...(lib ? [lib] : [])], { stdio: 'inherit' })
+  const [{ port }] = await once(child, 'message')
+  return {
+    port,
+    pid: child.pid,
+    async stop () {
+      const exited = once(child, 'exit')
+      child.kill()
+      await exited
+    }
+  }
+}
+
+async function startServer (name, root, { cli, lib }) {
+  if (name === 'serveStatic') return startServeStatic(root, lib)
+  if (name === 'nginx') {
+    const port = await freePort()
+    return { port, ...await startNginx(root, port, 1) }
+  }
+  return startZcopyServe(root, 1, cli ? { cli } : {})
+}
+
+// Opens `connections` that pipeline requests for `path` for as long as their
+// sockets take them and never read. → { sent(): bytes written, close() }
+function pipeline (port, path, connections) {
+  const requests = Buffer.from(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nUser-Agent: zcopy-pipelined\r\n\r\n`.repeat(BATCH))
+  let sent = 0
+  const sockets = Array.from({ length: connections }, () => {
+    const socket = net.connect(port, '127.0.0.1')
+    socket.pause() // never read
+    socket.on('error', () => {})
+    const pump = () => {
+      do sent += requests.length
+      while (socket.write(requests))
+    }
+    socket.once('connect', pump)
+    socket.on('drain', pump)
+    return socket
+  })
+  return {
+    sent: () => sent,
+    close () {
+      for (const socket of sockets) socket.destroy()
+    }
+  }
+}
+
+async function measure (name, file, root, settings) {
+  const server = await startServer(name, root, settings)
+  try {
+    await sleep(1000)
+    const { rss: idle } = await settledRss(server.pid)
+    const clients = pipeline(server.port, `/${file}`, settings.connections)
+    const { rss: loaded, highest } = await settledRss(server.pid, STALLED_MS)
+    const sent = clients.sent()
+    clients.close()
+    return { name, file, idle, loaded, highest, sent, now: rssTree(server.pid) }
+  } finally {
+    await server.stop()
+  }
+}
+
+const mib = (kib) => (kib / 1024).toFixed(1)
+
+async function main () {
+  const settings = options()
+  const root = mkdtempSync(join(tmpdir(), 'zcopy-pipelined-'))
+  try {
+    for (const [file, size] of Object.entries(FILES)) writeFileSync(join(root, file), Buffer.alloc(size, 'z'))
+    console.log(machineLine())
+    console.log(`${settings.connections} HTTP/1.1 connections that pipeline GET requests and never read; ${new Date().toISOString()}`)
+    console.log('| file | server | clients sent MiB | idle MiB | loaded MiB (highest) | growth per connection KiB | ÷ nginx |')
+    console.log('|---|---|---:|---:|---:|---:|---:|')
+    for (const file of settings.files) {
+      const rows = []
+      for (const name of settings.servers) rows.push(await measure(name, file, root, settings))
+      const nginx = rows.find((row) => row.name === 'nginx')
+      const perConnection = (row) => (row.loaded - row.idle) / settings.connections
+      for (const row of rows) {
+        const ratio = nginx && row !== nginx ? `${(perConnection(row) / Math.max(1, perConnection(nginx))).toFixed(1)}×` : ''
+        console.log(`| ${file} | ${row.name} | ${(row.sent / 2 ** 20).toFixed(1)} | ${mib(row.idle)} | ${mib(row.loaded)} (${mib(row.highest)}) | ${perConnection(row).toFixed(0)} | ${ratio} |`)
+      }
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
