@@ -5,15 +5,20 @@
 //
 //   node bench/http/pipelined.js [--connections 6] [--files big.bin,small.bin]
 //                                [--servers 'zcopy serve,serveStatic,nginx']
+//                                [--depth N] [--hold-ms 40000]
 //                                [--cli PATH] [--lib PATH]
 //
 // Each server in its own process, plain HTTP on loopback: `zcopy serve`, zcopy's
 // serveStatic in a node:http server (pipelined-server.js), nginx (tuned as in
 // nginx.js). Per server and file (big.bin: 8 MiB, small.bin: 100 bytes): the
-// connections open, each writes `GET /FILE` requests (56 bytes each, Host and
-// User-Agent) back to back for as long as its socket takes them, and reads
-// nothing; the server's RSS (with its children, from /proc) is read once they
-// have stalled for 5 s and it stopped moving, then the connections close.
+// connections open, each writes `GET /FILE` requests (74 bytes each, Host and
+// User-Agent) back to back for as long as its socket takes them (or --depth N
+// of them in one write), and reads nothing; the server's RSS (with its
+// children, from /proc) is read once they have stalled for --hold-ms (40 s:
+// past V8's memory reducer, which gives back the heap that a closed
+// connection's requests took) and it stopped moving, then the connections
+// close. zcopy closes a connection past 32 waiting requests
+// (lib/http/one-at-a-time.js): --depth 33 is the most one connection holds.
 // Prints the bytes the clients got to send, the RSS idle and loaded, and the
 // growth per connection beside nginx's. --cli: another checkout's
 // bin/zcopy.js; --lib: another checkout's lib/index.js, for an A/B.
@@ -33,10 +38,9 @@ const { startZcopyServe } = require('./zcopy-serve')
 
 const FILES = { 'big.bin': 8 * 2 ** 20, 'small.bin': 100 }
 const SERVERS = ['zcopy serve', 'serveStatic', 'nginx']
-const STALLED_MS = 5000
 const BATCH = 100 // requests per write
 
-const USAGE = "usage: node bench/http/pipelined.js [--connections N] [--files big.bin,small.bin] [--servers 'zcopy serve,serveStatic,nginx'] [--cli PATH] [--lib PATH]"
+const USAGE = "usage: node bench/http/pipelined.js [--connections N] [--files big.bin,small.bin] [--servers 'zcopy serve,serveStatic,nginx'] [--depth N] [--hold-ms MS] [--cli PATH] [--lib PATH]"
 
 function usage (message) {
   console.error(`bench/http/pipelined.js: ${message}\n${USAGE}`)
@@ -51,6 +55,8 @@ function options () {
         connections: { type: 'string', default: '6' },
         files: { type: 'string', default: Object.keys(FILES).join(',') },
         servers: { type: 'string', default: SERVERS.join(',') },
+        depth: { type: 'string' },
+        'hold-ms': { type: 'string', default: '40000' },
         cli: { type: 'string' },
         lib: { type: 'string' },
         help: { type: 'boolean', default: false }
@@ -65,11 +71,15 @@ function options () {
   }
   const connections = Number(values.connections)
   if (!Number.isInteger(connections) || connections < 1) usage(`--connections must be a positive integer, got ${JSON.stringify(values.connections)}`)
+  const depth = values.depth === undefined ? Infinity : Number(values.depth)
+  if (!(Number.isInteger(depth) && depth > 0) && depth !== Infinity) usage(`--depth must be a positive integer, got ${JSON.stringify(values.depth)}`)
+  const holdMs = Number(values['hold-ms'])
+  if (!Number.isInteger(holdMs) || holdMs < 0) usage(`--hold-ms must be a whole number of milliseconds, got ${JSON.stringify(values['hold-ms'])}`)
   const files = values.files.split(',').map((name) => name.trim()).filter(Boolean)
   for (const name of files) if (FILES[name] === undefined) usage(`unknown file ${JSON.stringify(name)} (one of ${Object.keys(FILES).join(', ')})`)
   const servers = values.servers.split(',').map((name) => name.trim()).filter(Boolean)
   for (const name of servers) if (!SERVERS.includes(name)) usage(`unknown server ${JSON.stringify(name)} (one of ${SERVERS.join(', ')})`)
-  return { connections, files, servers: servers.filter((name) => name !== 'nginx' || nginxInstalled()), cli: values.cli, lib: values.lib }
+  return { connections, depth, holdMs, files, servers: servers.filter((name) => name !== 'nginx' || nginxInstalled()), cli: values.cli, lib: values.lib }
 }
 
 async function startServeStatic (root, lib) {
@@ -96,9 +106,11 @@ async function startServer (name, root, { cli, lib }) {
 }
 
 // Opens `connections` that pipeline requests for `path` for as long as their
-// sockets take them and never read. → { sent(): bytes written, close() }
-function pipeline (port, path, connections) {
-  const requests = Buffer.from(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nUser-Agent: zcopy-pipelined\r\n\r\n`.repeat(BATCH))
+// sockets take them (or `depth` of them in one write) and never read.
+// → { sent(): bytes written, close() }
+function pipeline (port, path, connections, depth) {
+  const request = `GET ${path} HTTP/1.1\r\nHost: localhost\r\nUser-Agent: zcopy-pipelined\r\n\r\n`
+  const requests = Buffer.from(request.repeat(depth === Infinity ? BATCH : depth))
   let sent = 0
   const sockets = Array.from({ length: connections }, () => {
     const socket = net.connect(port, '127.0.0.1')
@@ -106,10 +118,10 @@ function pipeline (port, path, connections) {
     socket.on('error', () => {})
     const pump = () => {
       do sent += requests.length
-      while (socket.write(requests))
+      while (socket.write(requests) && depth === Infinity)
     }
     socket.once('connect', pump)
-    socket.on('drain', pump)
+    if (depth === Infinity) socket.on('drain', pump)
     return socket
   })
   return {
@@ -125,8 +137,8 @@ async function measure (name, file, root, settings) {
   try {
     await sleep(1000)
     const { rss: idle } = await settledRss(server.pid)
-    const clients = pipeline(server.port, `/${file}`, settings.connections)
-    const { rss: loaded, highest } = await settledRss(server.pid, STALLED_MS)
+    const clients = pipeline(server.port, `/${file}`, settings.connections, settings.depth)
+    const { rss: loaded, highest } = await settledRss(server.pid, settings.holdMs)
     const sent = clients.sent()
     clients.close()
     return { name, file, idle, loaded, highest, sent, now: rssTree(server.pid) }
@@ -143,7 +155,8 @@ async function main () {
   try {
     for (const [file, size] of Object.entries(FILES)) writeFileSync(join(root, file), Buffer.alloc(size, 'z'))
     console.log(machineLine())
-    console.log(`${settings.connections} HTTP/1.1 connections that pipeline GET requests and never read; ${new Date().toISOString()}`)
+    const depth = settings.depth === Infinity ? 'as many as their sockets take' : `${settings.depth} in one write`
+    console.log(`${settings.connections} HTTP/1.1 connections that pipeline GET requests (${depth}) and never read, RSS after ${settings.holdMs} ms; ${new Date().toISOString()}`)
     console.log('| file | server | clients sent MiB | idle MiB | loaded MiB (highest) | growth per connection KiB | ÷ nginx |')
     console.log('|---|---|---:|---:|---:|---:|---:|')
     for (const file of settings.files) {

@@ -23,6 +23,14 @@
 //   need not wait, else a Promise of true on its turn, false if the
 //   connection closes first.
 //
+// At most MAX_WAITING requests of one connection wait for their turn: the one
+// past it closes the connection (RFC 9112 §9.3.2: a client that pipelines
+// retries what a closed connection left unanswered). Node has parsed what it
+// read whole, so a client that pipelines a read's worth of requests and reads
+// nothing would otherwise hold ~1,000 request and response pairs (2–6 KiB each)
+// for as long as the send timeout lets it; this way a connection holds at most
+// MAX_WAITING of them, and one that asks for more holds nothing.
+//
 // A connection's reading is held with socket.pause() (public API) while any
 // of its holds lasts, and paused again at once if anything resumes it
 // meanwhile: Node does when its own backpressure ends (it resumes a socket it
@@ -34,11 +42,17 @@
 const net = require('node:net')
 const { onClose } = require('./on-close')
 
+// Requests of one connection that may wait for their turn: deeper than any
+// pipelining client asks for (benchmarks pipeline 16), and 32 waiting requests
+// hold ~64 KiB behind node:http, nginx's figure for one connection.
+const MAX_WAITING = 32
+
 // One connection's holds: its reading is paused while any lasts.
 class Connection {
   constructor (socket) {
     this.socket = socket
     this.holds = 0
+    this.waiting = 0 // requests waiting for their turn
     this.onResume = () => { if (this.holds > 0) socket.pause() }
     this.release = () => { if (--this.holds === 0) socket.resume() }
     socket.on('resume', this.onResume)
@@ -46,6 +60,23 @@ class Connection {
 
   hold () {
     if (this.holds++ === 0) this.socket.pause()
+  }
+
+  // Counts one more request waiting for its turn; false (and the connection
+  // closed) when that is one past MAX_WAITING.
+  wait () {
+    if (this.waiting === MAX_WAITING) {
+      this.socket.destroy()
+      return false
+    }
+    this.waiting++
+    this.hold()
+    return true
+  }
+
+  // The turn of a waiting request came (or its connection closed).
+  turnCame () {
+    this.waiting--
   }
 }
 
@@ -86,15 +117,16 @@ function readingHeldWhile (req, send) {
   return sending.finally(connection.release)
 }
 
-// Whether `res` waits behind an earlier response on its live HTTP/1 connection.
+// Whether `res` waits behind an earlier response on its HTTP/1 connection.
 function mustWait (req, res) {
-  return res.socket === null && req.httpVersionMajor === 1 && req.socket instanceof net.Socket && !req.socket.destroyed
+  return res.socket === null && req.httpVersionMajor === 1 && req.socket instanceof net.Socket
 }
 
 function waitForTurn (answer, req, res, next) {
   if (!mustWait(req, res)) return false
+  if (req.socket.destroyed) return true // nobody left to answer
   const connection = connectionToHold(req)
-  if (connection !== null) connection.hold()
+  if (connection !== null && !connection.wait()) return true // nobody left to answer
   turns.set(res, [answer, req, next, connection])
   res.on('socket', takeTurn)
   return true
@@ -105,14 +137,18 @@ function waitForTurn (answer, req, res, next) {
 // closes), false if the connection closes first.
 function turnOf (req, res) {
   if (!mustWait(req, res)) return null
+  if (req.socket.destroyed) return Promise.resolve(false)
   const connection = connectionToHold(req)
-  if (connection !== null) connection.hold()
+  if (connection !== null && !connection.wait()) return Promise.resolve(false)
   return new Promise((resolve) => {
     const gone = () => resolve(false)
     const closing = onClose(req.socket, gone)
     res.once('socket', () => {
       closing.delete(gone)
-      if (connection !== null) res.once('close', connection.release)
+      if (connection !== null) {
+        connection.turnCame()
+        res.once('close', connection.release)
+      }
       resolve(true) // its callbacks run once Node is done handing the socket over
     })
   })
@@ -124,7 +160,10 @@ function takeTurn () {
   const [answer, req, next, connection] = turns.get(this)
   turns.delete(this)
   this.off('socket', takeTurn)
-  if (connection !== null) this.once('close', connection.release)
+  if (connection !== null) {
+    connection.turnCame()
+    this.once('close', connection.release)
+  }
   process.nextTick(answer, req, this, next)
 }
 

@@ -9,7 +9,8 @@
 // node:http handler) runs in a child process that counts the requests
 // reaching zcopy; the clients are raw sockets. A client that reads gets every pipelined answer, in order, byte
 // for byte: files by sendfile, from memory, HEAD, 304, ranges, 404, 416 and
-// a compressed variant.
+// a compressed variant. At most 32 requests of one connection wait for their
+// turn: one more closes the connection, and the requests it held are let go.
 
 import { fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -31,6 +32,8 @@ const BIG = 32 * MiB
 // fill a read with 1,928 of them.
 const REQUEST = (path) => `GET ${path} HTTP/1.1\r\nHost: a\r\n\r\n`
 const PER_READ = Math.ceil(64 * 1024 / REQUEST('/big.bin').length)
+// Requests of one connection that may wait for their turn; one more closes it.
+const MAX_WAITING = 32
 
 // Heap per request waiting for its turn, after full collections: the
 // framework's request and response objects (node:http's ~1.5 KiB, Express's
@@ -38,6 +41,9 @@ const PER_READ = Math.ceil(64 * 1024 / REQUEST('/big.bin').length)
 // 5.4–5.6, sendFile 2.8–2.9; before, each was answered up to the wait for its
 // socket: 6.5, 10.0 and 6.3 KiB.
 const HEAP_PER_WAITING = { http: 4096, express: 8192, sendFile: 4096 }
+// Heap of the first response's body under way: without the addon, the pieces
+// of its copy (measured 2026-12-04: ~120 KiB; with sendfile, none).
+const UNDER_WAY = 256 * 1024
 
 let root
 const files = {}
@@ -139,20 +145,38 @@ describe.each(['http', 'express', 'sendFile'])('%s', (kind) => {
     }
   })
 
-  test('the requests of one read wait for their turn: Node\'s objects alone, no answer under way', async () => {
+  test('up to 32 requests wait for their turn: Node\'s objects alone, no answer under way', async () => {
     const server = await startServer(kind)
     const socket = await connect(server.port)
     try {
+      await warm(server)
       const before = await server.heap()
+      const handledBefore = await server.handled()
       socket.pause()
-      socket.write(REQUEST('/big.bin').repeat(1500)) // one read of them, or two
+      socket.write(REQUEST('/big.bin').repeat(1 + MAX_WAITING)) // one read: the first answered, 32 waiting
       await sleep(200)
-      const handled = await settledCount(server, Infinity, 1000)
-      const perRequest = (await server.heap() - before) / handled
-      expect(handled).toBeGreaterThan(0)
-      expect(perRequest).toBeLessThan(HEAP_PER_WAITING[kind])
+      const handled = await settledCount(server, Infinity, 1000) - handledBefore
+      expect(handled).toBe(1 + MAX_WAITING)
+      expect(await server.heap() - before).toBeLessThan(UNDER_WAY + MAX_WAITING * HEAP_PER_WAITING[kind])
+      expect(socket.destroyed).toBe(false)
     } finally {
       socket.destroy()
+      await server.kill()
+    }
+  })
+
+  test('one request past 32 waiting closes the connection, and what it held is let go', async () => {
+    const server = await startServer(kind)
+    try {
+      await warm(server)
+      await attack(server) // the closing path run once (its code compiled)
+      const before = await server.heap()
+      const handled = await attack(server)
+      expect(handled).toBeGreaterThan(1 + MAX_WAITING)
+      // Before: the 1,500 requests held for as long as the send timeout
+      // allowed (2–6 KiB each, ~3–8 MiB).
+      expect(await server.heap() - before).toBeLessThan(64 * HEAP_PER_WAITING[kind])
+    } finally {
       await server.kill()
     }
   })
@@ -203,6 +227,38 @@ describe.each(['http', 'express', 'sendFile'])('%s', (kind) => {
     }
   })
 })
+
+// The server's first answers done (its file opened and remembered, its code
+// compiled), on a connection of their own, so that the heap measured next is
+// the requests'.
+async function warm (server) {
+  const socket = await connect(server.port)
+  for (let i = 0; i < 3; i++) await exchange(socket, Array.from({ length: 20 }, () => ({ path: '/big.bin', method: 'HEAD' })))
+  socket.destroy()
+  await sleep(100)
+}
+
+// A connection that pipelines 1,500 requests in one write and reads nothing
+// until the server closes it, which it does once 33 of them wait for their
+// turn. → the requests that reached zcopy.
+async function attack (server) {
+  const handledBefore = await server.handled()
+  const socket = await connect(server.port)
+  socket.pause()
+  // One write, taken by the server in one read of its socket, or two.
+  socket.write(REQUEST('/big.bin').repeat(1500))
+  await sleep(200)
+  const handled = await settledCount(server, Infinity, 1000) - handledBefore
+  if (handled > 1 + MAX_WAITING && !socket.destroyed) {
+    // The client sees the connection end once it reads (a reset: it had sent
+    // bytes the server never read).
+    const closed = once(socket, 'close')
+    socket.resume()
+    await closed
+  }
+  socket.destroy()
+  return handled
+}
 
 // Writes `requests` pipelined, in one write, and reads their responses in
 // order. → [{ status, headers, body }]
