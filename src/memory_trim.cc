@@ -3,7 +3,7 @@
 // reading over TLS leave the C heap fragmented when they go: each connection's
 // OpenSSL and Node TLS buffers are freed among the allocations that stay, and
 // glibc returns only the top of its heap on free(), so the process would keep
-// the RSS of the crowd (issue 47). lib/http/piece-pool.js calls this once a
+// the RSS of the crowd (issue 47). lib/http/delivery/piece-pool.js calls this once a
 // burst is over (no piece taken for a whole idle period): glibc then gives
 // back every free page inside its arenas (MADV_DONTNEED), a few milliseconds
 // for a heap of a hundred megabytes, on the loop thread, once per burst.

@@ -6,7 +6,7 @@
 // read (epoll reports descriptors in the order they became ready, and a socket
 // reported in the previous turn is re-queued ahead of the rest). The open-file
 // cache answers a remembered path with no stat while watches vouch for it
-// (lib/http/remembered-paths.js); before it does, it asks here whether the
+// (lib/http/files/remembered-paths.js); before it does, it asks here whether the
 // loop's inotify queue holds unread events (FIONREAD): then the request looks
 // its name up as a miss does, on the pool, and the events are read meanwhile.
 //

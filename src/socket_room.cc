@@ -6,7 +6,7 @@
 // descriptor is not a socket. The HTTP layer asks before it
 // encrypts and writes the next pieces of a body over TLS, so that a client that
 // stops reading leaves no more queued in user space than one piece
-// (lib/http/response-body.js): Node's TLS socket sits on the TCP descriptor, and
+// (lib/http/delivery/response-body.js): Node's TLS socket sits on the TCP descriptor, and
 // whatever the kernel does not take waits below it, encrypted, until the client
 // reads. The payload that fits is a little less than the room (the buffers'
 // overhead): the caller leaves a margin.

@@ -9,7 +9,11 @@ import { describe, expect, it } from 'vitest'
 import { jsFilesUnder } from './support/files.mjs'
 
 const root = new URL('..', import.meta.url).pathname
-const LAYERS = ['lib/engine', 'lib/http']
+// lib/http's folders, each a concern entered by its index.js (docs/internals.md).
+const HTTP_FOLDERS = ['target', 'files', 'representation', 'delivery', 'compress'].map((name) => `lib/http/${name}`)
+const LAYERS = ['lib/engine', 'lib/http', ...HTTP_FOLDERS]
+// lib/http's entry points: what the folders serve, never what they import.
+const HTTP_ENTRY_POINTS = ['index', 'serve-static', 'send-file', 'serve-file', 'options', 'protect-server'].map((name) => `lib/http/${name}.js`)
 
 // Where each folder may not reach (beyond a layer's files, checked for all).
 const NEVER = {
@@ -17,7 +21,13 @@ const NEVER = {
   'lib/http': ['lib/adapters', 'lib/index.js', 'bin', 'tools', 'bench'],
   'lib/adapters': ['bin', 'tools', 'bench'],
   tools: ['bin', 'bench'],
-  bin: ['bench']
+  bin: ['bench'],
+  // The folders, lowest first: each knows nothing of those above it.
+  'lib/http/files': ['lib/http/target', 'lib/http/representation', 'lib/http/delivery', 'lib/http/compress', ...HTTP_ENTRY_POINTS],
+  'lib/http/target': ['lib/http/representation', 'lib/http/delivery', 'lib/http/compress', ...HTTP_ENTRY_POINTS],
+  'lib/http/representation': ['lib/http/target', 'lib/http/delivery', 'lib/http/compress', ...HTTP_ENTRY_POINTS],
+  'lib/http/delivery': ['lib/http/files', 'lib/http/target', 'lib/http/representation', 'lib/http/compress', ...HTTP_ENTRY_POINTS],
+  'lib/http/compress': ['lib/http/target', 'lib/http/delivery', ...HTTP_ENTRY_POINTS]
 }
 
 const relative = (file) => path.relative(root, file).split(path.sep).join('/')

@@ -18,7 +18,7 @@
 // past V8's memory reducer, which gives back the heap that a closed
 // connection's requests took) and it stopped moving, then the connections
 // close. zcopy closes a connection past 32 waiting requests
-// (lib/http/one-at-a-time.js): --depth 33 is the most one connection holds.
+// (lib/http/delivery/one-at-a-time.js): --depth 33 is the most one connection holds.
 // Prints the bytes the clients got to send, the RSS idle and loaded, and the
 // growth per connection beside nginx's. --cli: another checkout's
 // bin/zcopy.js; --lib: another checkout's lib/index.js, for an A/B.

@@ -5,8 +5,8 @@
 
 const path = require('node:path')
 const ms = require('ms')
-const { compressOptions } = require('./compress/options')
-const { precompressedEncodings } = require('./precompressed')
+const { compressOptions } = require('./compress')
+const { precompressedEncodings } = require('./representation')
 
 const MAX_MAX_AGE = 365 * 24 * 60 * 60 * 1000 // one year, as send caps it
 const DOTFILES = ['allow', 'deny', 'ignore']

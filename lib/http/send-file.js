@@ -12,15 +12,14 @@
 
 const path = require('node:path')
 const { invalidArgType, invalidArgValue } = require('../engine')
-const { VariantStore } = require('./compress/store')
-const { OpenFileCache } = require('./file-cache')
+const { VariantStore } = require('./compress')
+const { OpenFileCache } = require('./files')
 const { httpError } = require('./http-error')
-const { DIRECTORY, locateFile } = require('./locate-file')
+const { DIRECTORY, locateFile, resolvePath } = require('./target')
 const { normalizeOptions } = require('./options')
 const { onClose } = require('./on-close')
-const { turnOf } = require('./one-at-a-time')
+const { turnOf } = require('./delivery')
 const { promiseOf } = require('./promise-of')
-const { resolvePath } = require('./resolve-path')
 const { FileServer } = require('./serve-file')
 
 // One cache for every sendFile call: callers often pass a fresh options object.

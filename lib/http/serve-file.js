@@ -9,14 +9,10 @@
 // A FileServer owns what every one of those steps reads: the normalized options,
 // the open-file cache and the scope its files are opened in (the confined root).
 
-const { memoryBody } = require('./file-cache')
-const { removeContentHeaders, setContentLength, setFileHeaders } = require('./headers')
+const { memoryBody, UNCONFINED } = require('./files')
+const { BODY, isConditional, negotiateEncoding, notModified, preconditionFailed, removeContentHeaders, selectRange, setContentLength, setFileHeaders, siblingNames, siblingsOf } = require('./representation')
 const { httpError, isHttpError, lookupError } = require('./http-error')
-const { UNCONFINED } = require('./open-confined')
-const { negotiateEncoding, siblingNames, siblingsOf } = require('./precompressed')
-const { BODY, isConditional, notModified, preconditionFailed } = require('./preconditions')
-const { selectRange } = require('./range')
-const { copiesBody, sendBody, sendBytes } = require('./send-body')
+const { copiesBody, sendBody, sendBytes } = require('./delivery')
 
 // What serve() returns when it answered in the call: nothing left to wait for.
 const ANSWERED_IN_CALL = Promise.resolve()

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { fdsUnder, listen, request } from '../support/http.mjs'
 
 const require = createRequire(import.meta.url)
-const { OpenFileCache } = require('../../lib/http/file-cache.js')
+const { OpenFileCache } = require('../../lib/http/files/file-cache.js')
 
 const SWEEP_MS = 100
 const startSweeping = OpenFileCache.prototype.startSweeping

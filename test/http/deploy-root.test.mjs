@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { OpenFileCache } from '../../lib/http/file-cache.js'
+import { OpenFileCache } from '../../lib/http/files/file-cache.js'
 import { fdsUnder, listen, request } from '../support/http.mjs'
 
 const BIG = 24 * 1024 * 1024

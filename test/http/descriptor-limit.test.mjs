@@ -4,8 +4,8 @@ import { createRequire } from 'node:module'
 import { expect, test } from 'vitest'
 
 const require = createRequire(import.meta.url)
-const { defaultMaxOpenFiles, readDescriptorLimit } = require('../../lib/http/descriptor-limit.js')
-const modulePath = require.resolve('../../lib/http/descriptor-limit.js')
+const { defaultMaxOpenFiles, readDescriptorLimit } = require('../../lib/http/files/descriptor-limit.js')
+const modulePath = require.resolve('../../lib/http/files/descriptor-limit.js')
 
 test('a quarter of the limit, between 128 and 8192', () => {
   expect(defaultMaxOpenFiles(20_000)).toBe(5000)

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { OpenFileCache } from '../../lib/http/file-cache.js'
+import { OpenFileCache } from '../../lib/http/files/file-cache.js'
 import { fdsUnder } from '../support/http.mjs'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
 

@@ -18,9 +18,9 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
-import { DirectoryWatches, tick } from '../../lib/http/dir-watches.js'
-import { OpenFileCache } from '../../lib/http/file-cache.js'
-import { ConfinedRoot } from '../../lib/http/open-confined.js'
+import { DirectoryWatches, tick } from '../../lib/http/files/dir-watches.js'
+import { OpenFileCache } from '../../lib/http/files/file-cache.js'
+import { ConfinedRoot } from '../../lib/http/files/open-confined.js'
 import { fdsUnder, listen, request } from '../support/http.mjs'
 
 const native = zcopy.zeroCopyAvailable

@@ -4,7 +4,7 @@
 // sendfile, so Node never saw the connection back up (49 MiB per connection
 // with a 100-byte file). Now a connection reads no further request while a
 // body goes out by sendfile, and requests already read wait for their turn
-// before serveStatic (or sendFile) looks at them (lib/http/one-at-a-time.js).
+// before serveStatic (or sendFile) looks at them (lib/http/delivery/one-at-a-time.js).
 // The server (serveStatic behind node:http and behind Express, sendFile in a
 // node:http handler) runs in a child process that counts the requests
 // reaching zcopy; the clients are raw sockets. A client that reads gets every pipelined answer, in order, byte

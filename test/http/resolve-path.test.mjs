@@ -3,7 +3,7 @@
 // remembered, and the memory stays within its bound.
 import path from 'node:path'
 import { expect, test } from 'vitest'
-import { pathResolver, resolvePath } from '../../lib/http/resolve-path.js'
+import { pathResolver, resolvePath } from '../../lib/http/target/resolve-path.js'
 
 const ROOT = path.resolve('/srv/www')
 

@@ -46,9 +46,9 @@ const ALLOWED = {
     encodeSync: 'in a compression thread of its own (nice 19), never on the event loop',
     readlinkSync: 'once per compression thread: /proc/thread-self (procfs, in memory)'
   },
-  'lib/http/descriptor-limit.js': { readFileSync: 'once per process: /proc/self/limits (procfs, never on disk)' },
-  'lib/http/file-cache.js': { fstatSync: 'an open descriptor, at most once a second per remembered file: the inode is in memory' },
-  'lib/http/open-confined.js': {
+  'lib/http/files/descriptor-limit.js': { readFileSync: 'once per process: /proc/self/limits (procfs, never on disk)' },
+  'lib/http/files/file-cache.js': { fstatSync: 'an open descriptor, at most once a second per remembered file: the inode is in memory' },
+  'lib/http/files/open-confined.js': {
     closeSync: 'a descriptor: close(2) of a regular file or directory never waits for the disk',
     fstatSync: 'an open descriptor: the inode is in memory',
     readlinkSync: '/proc/self/fd links: procfs, in memory'

@@ -29,8 +29,8 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { native } = require('../engine')
-const { HttpError } = require('./http-error')
+const { native } = require('../../engine')
+const { HttpError } = require('../http-error')
 const { statOf } = require('./stat')
 
 const { O_RDONLY, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = fs.constants

@@ -32,7 +32,7 @@
 
 const fs = require('node:fs')
 const { tick } = require('./dir-watches')
-const { onClose } = require('./on-close')
+const { onClose } = require('../on-close')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
 const { RememberedPaths } = require('./remembered-paths')
 const { kindOf, sameFile, statOf } = require('./stat')

@@ -11,7 +11,7 @@
 // and the loop reads them meanwhile); false: none; null: it cannot be told (no
 // addon, or the queue cannot be asked: see RememberedPaths.lookup()).
 
-const { native } = require('../engine')
+const { native } = require('../../engine')
 
 const probe = typeof native?.changesPending === 'function' ? native.changesPending : null
 

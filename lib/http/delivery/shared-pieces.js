@@ -13,7 +13,7 @@
 const { PerformanceObserver, constants: perfConstants } = require('node:perf_hooks')
 const { PiecePool } = require('./piece-pool')
 const { copyBudget } = require('./copy-budget')
-const { native } = require('../engine')
+const { native } = require('../../engine')
 
 const PIECE_SIZE = 16 * 1024
 

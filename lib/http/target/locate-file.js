@@ -10,8 +10,8 @@
 // OpenFileCache.statToOpen()); a remembered path skips all of this.
 
 const path = require('node:path')
-const { httpError, lookupError } = require('./http-error')
-const { statOf } = require('./stat')
+const { httpError, lookupError } = require('../http-error')
+const { statOf } = require('../files')
 
 const DIRECTORY = Symbol('directory')
 

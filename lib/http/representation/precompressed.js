@@ -19,7 +19,7 @@
 // header is parsed only when there is a sibling.
 
 const Negotiator = require('negotiator')
-const { statOrNothing } = require('./stat')
+const { statOrNothing } = require('../files')
 
 const CODINGS = [
   { encoding: 'br', suffix: '.br' },

@@ -28,7 +28,7 @@ const http2 = require('node:http2')
 const net = require('node:net')
 const tls = require('node:tls')
 const { pool, PIECE_SIZE } = require('./shared-pieces')
-const { native, transportFd } = require('../engine')
+const { native, transportFd } = require('../../engine')
 
 const MAX_WINDOW = 256 * 1024
 const RAMP = 512 * 1024

@@ -57,9 +57,9 @@ const http = require('node:http')
 const http2 = require('node:http2')
 const { promisify } = require('node:util')
 const { Flight } = require('./flight')
-const { promiseOf } = require('./promise-of')
+const { promiseOf } = require('../promise-of')
 const { pool, PIECE_SIZE } = require('./shared-pieces')
-const { truncatedError } = require('../engine')
+const { truncatedError } = require('../../engine')
 
 const read = promisify(fs.read)
 

@@ -27,10 +27,10 @@ const http = require('node:http')
 const net = require('node:net')
 const { watchHangup } = require('./hangup')
 const { readingHeldWhile } = require('./one-at-a-time')
-const { promiseOf } = require('./promise-of')
+const { promiseOf } = require('../promise-of')
 const { copyToResponse, writeToResponse } = require('./response-body')
 const { PIECE_SIZE } = require('./shared-pieces')
-const { native, sendRange, socketFd, zeroCopyAvailable } = require('../engine')
+const { native, sendRange, socketFd, zeroCopyAvailable } = require('../../engine')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 

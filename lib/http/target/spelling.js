@@ -16,7 +16,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { promisify } = require('node:util')
-const { statOrNothing } = require('./stat')
+const { statOrNothing } = require('../files')
 
 function swapCase (name) {
   let swapped = ''

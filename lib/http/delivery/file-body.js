@@ -23,7 +23,7 @@
 
 const fs = require('node:fs')
 const { Readable } = require('node:stream')
-const { truncatedError } = require('../engine')
+const { truncatedError } = require('../../engine')
 const { watchHangup } = require('./hangup')
 const { sendBody } = require('./send-body')
 

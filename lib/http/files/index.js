@@ -1,0 +1,13 @@
+'use strict'
+
+// Files on disk: the open-file cache (descriptors, stats, contents kept in
+// memory, the paths it remembers and the folder watches that vouch for them),
+// confinement to the root on the opened descriptor, the stat helpers, and how
+// many descriptors the process may hold. Calls nothing above it.
+
+const { defaultMaxOpenFiles } = require('./descriptor-limit')
+const { OpenFileCache, memoryBody } = require('./file-cache')
+const { UNCONFINED } = require('./open-confined')
+const { sameFile, statOf, statOrNothing } = require('./stat')
+
+module.exports = { OpenFileCache, UNCONFINED, defaultMaxOpenFiles, memoryBody, sameFile, statOf, statOrNothing }
