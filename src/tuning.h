@@ -38,17 +38,16 @@ constexpr uint64_t kJobBudgetNs = 4'000'000;
 // takes more, only below it). Without a limit a socket takes up to its whole
 // send buffer (4 MiB) beyond what the peer's window lets out, and that backlog
 // is transmitted from the peer's ACKs, in the receiver's softirq work rather
-// than the sender's; a loopback client then spends a fifth of its time sending
-// the server's bytes (measured: 1 MiB to 256 clients, 1.5x the requests per
-// second with the limit). Bytes in flight are not limited, only the queue
-// behind them, so a long fat path still fills.
+// than the sender's, and a loopback client spends its time sending the
+// server's bytes (the measurement: docs/benchmarks-log.md, "Tuning constants
+// of the addon"). Bytes in flight are not limited, only the queue behind
+// them, so a long fat path still fills.
 constexpr int kUnsentLimit = 256 * 1024;
 
 // The pool is busy, for SendNext, from this many stream jobs per thread: with
-// one (four jobs for four threads), sending from the event loop lost 9 % of the
-// requests per second at 1 MiB with 16 connections over two workers; with two
-// it lost nothing there and gained 12 % with 256 (bench/http/compare-builds.js,
-// 2026-11-27).
+// one (four jobs for four threads), sending from the event loop cost requests
+// at 1 MiB; with two it cost none and gained with 256 connections (the
+// measurement: docs/benchmarks-log.md, "Tuning constants of the addon").
 constexpr int kBusyJobsPerThread = 2;
 
 // The size of libuv's thread pool: UV_THREADPOOL_SIZE, 4 when unset, at most
