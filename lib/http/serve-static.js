@@ -13,7 +13,7 @@
 
 const { STATUS_CODES } = require('node:http')
 const path = require('node:path')
-const { defaultMaxOpenFiles, OpenFileCache } = require('./files')
+const { defaultMaxOpenFiles, MemoryBudget, OpenFileCache } = require('./files')
 const { HttpError } = require('./http-error')
 const { DIRECTORY, directoryLocation, locateFile, pathResolver, redirectToDirectory, resolvePath, spellingBelow, splitUrl } = require('./target')
 const { VariantStore } = require('./compress')
@@ -86,13 +86,14 @@ function createStaticHandler (root, givenOptions, { directories = 'redirect', ex
   if (!Number.isSafeInteger(maxWatches) || maxWatches < 0) {
     throw new TypeError('option maxWatches must be a non-negative integer')
   }
-  const cache = new OpenFileCache({ max: maxOpenFiles, memoryBytes: memoryCache, maxWatches })
+  const memory = new MemoryBudget(memoryCache) // the cache's small files and the variants alike
+  const cache = new OpenFileCache({ max: maxOpenFiles, memory, maxWatches })
   // Compressed variants (`compress`), made once per file version: ./compress/store.js.
   // They are made from the open-file cache's descriptors: none without it.
   if (normalized.compress && maxOpenFiles === 0) {
     process.emitWarning('compress needs the open-file cache (maxOpenFiles above 0): files are sent uncompressed', { code: 'ZCOPY_COMPRESS' })
   }
-  const variants = normalized.compress && maxOpenFiles > 0 ? new VariantStore(normalized.compress, cache) : null
+  const variants = normalized.compress && maxOpenFiles > 0 ? new VariantStore(normalized.compress, cache, { memory }) : null
   const opts = delivery === undefined && variants === null ? normalized : Object.freeze({ ...normalized, delivery, variants })
   const files = new FileServer(opts, cache)
   const { lookUp } = files // a miss's stat, with its open where it can

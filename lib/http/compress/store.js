@@ -117,9 +117,12 @@ class VariantStore {
   // `config`: compressOptions(); `cache`: the OpenFileCache whose memory budget
   // small variants share, whose entries are the sources read, and which opens
   // the disk variants.
-  constructor (config, cache, { warn = defaultWarn } = {}) {
+  // `memory`: the MemoryBudget variants are kept in memory within (none: all
+  // go to the folder).
+  constructor (config, cache, { warn = defaultWarn, memory = null } = {}) {
     this.config = config
     this.cache = cache
+    this.memory = memory
     this.warn = warn
     this.warned = false
     this.compressible = compressibleByName(config.types)
@@ -308,7 +311,7 @@ class VariantStore {
       etag: etagOf(record.stat, encoding, out.length, cheap ? CHEAP[encoding] : null),
       lastModified: lastModifiedOf(record.stat)
     }
-    if (out.length <= IN_MEMORY && this.cache.reserveMemory(out.length)) {
+    if (out.length <= IN_MEMORY && this.memory !== null && this.memory.reserve(out.length)) {
       variant.body = out
       variant.entry = memoryEntry(record, variant)
       this.memoryBytes += out.length
@@ -425,7 +428,7 @@ class VariantStore {
   // sending it keeps its descriptor; the open-file cache closes it after).
   remove (variant) {
     if (variant.body !== null) {
-      this.cache.freeMemory(variant.body.length)
+      this.memory.free(variant.body.length)
       this.memoryBytes -= variant.body.length
       variant.body = null
       variant.entry.body = null

@@ -34,6 +34,8 @@ const fs = require('node:fs')
 const { tick } = require('./dir-watches')
 const { onClose } = require('../on-close')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
+const { MemoryBudget } = require('./memory-budget')
+const { OpenFile, keptInMemory } = require('./open-file')
 const { RememberedPaths } = require('./remembered-paths')
 const { kindOf, sameFile, statOf } = require('./stat')
 
@@ -43,67 +45,16 @@ const SWEEP_INTERVAL_MS = 10_000
 // paths). nginx's open_file_cache_valid is 60 s; an fstat of an open descriptor
 // costs ~2 us from JavaScript, so once a second per file is nothing.
 const CHECK_INTERVAL_MS = 1000
-const SMALL_FILE = 64 * 1024 // the largest file kept in memory, see keepBody()
-// The largest kept for a request whose body is copied through user space anyway
-// (TLS, HTTP/2, no addon), where sendfile cannot help: answered from memory as
-// Node's own floor answers, not read again in chunks for every response.
-const COPIED_FILE = 1024 * 1024
-
-// Whether a file of `size` bytes is kept in memory, and answered from it, for a
-// request whose body is (`copied`) or is not copied through user space anyway.
-function keptInMemory (size, copied) {
-  return size <= (copied ? COPIED_FILE : SMALL_FILE)
-}
-
-// The bytes to answer a request for `entry` with from memory, or null to send
-// from its descriptor: a body above SMALL_FILE, kept for requests whose body is
-// copied anyway, is not answered from memory to one sendfile can serve (one
-// middleware behind an HTTPS and an HTTP server).
-function memoryBody (entry, copied) {
-  return entry.body !== null && keptInMemory(entry.body.length, copied) ? entry.body : null
-}
-
 const MAX_ROOTS = 64
-
-class OpenFile {
-  constructor (path, scope) {
-    this.path = path
-    this.scope = scope // how it is opened: UNCONFINED, or a ConfinedRoot
-    this.fd = -1
-    this.closeFd = null // closes `fd` the way it was opened
-    this.proof = null // what it was proven against: its scope's proof at admission
-    this.stat = null // the descriptor's fstat, set last: an entry with a stat is open
-    this.openedAt = -1 // the tick() when its open began
-    this.checkedAt = 0 // when its descriptor's stat was last found unchanged (Date.now(); see isCurrent())
-    this.nameIsLink = null // whether its name's last component was a link then (null: not told)
-    this.users = 1
-    this.recentlyUsed = true // for the sweep (see sweep())
-    this.referenced = false // used again since trim() last passed it (see trim())
-    this.evicted = false
-    this.ready = null
-    this.closed = new Promise((resolve) => { this.markClosed = resolve })
-    this.body = null // the file's bytes, once it is small and hot (see keepBody())
-    this.hits = 1 // requests that used it, this one included
-    this.bodyTried = false
-    // Its remembered paths' state (see ./remembered-paths):
-    this.watched = null // the directories watched for it (see remember())
-    this.watching = null // Promise of whether they could be (see watchable())
-    this.unwatchable = false // no watch could be set for it
-    this.keys = null // the request paths remembered as naming it
-    this.guards = null // other names whose change drops it too (see guard())
-    this.siblings = null // its precompressed siblings, while guarded (see serve-file.js)
-    this.headers = null // its header values, computed once (see headers.js)
-  }
-}
 
 class OpenFileCache {
   // `sweepIntervalMs`: an entry unused for one to two periods is closed.
-  // `memoryBytes`: how many bytes of small, hot files may be kept in memory.
+  // `memory`: the MemoryBudget small, hot files are kept in memory within
+  // (shared with the compressed variants; none by default).
   // `maxWatches`: how many directories may be watched at once.
-  constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS, memoryBytes = 0, maxWatches = Infinity } = {}) {
+  constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS, memory = new MemoryBudget(), maxWatches = Infinity } = {}) {
     this.max = max
-    this.memoryBytes = memoryBytes
-    this.memoryUsed = 0
+    this.memory = memory
     this.sweepIntervalMs = sweepIntervalMs
     this.entries = new Map()
     this.unclosed = new Set() // every entry whose descriptor is not closed yet, cached or not
@@ -122,18 +73,6 @@ class OpenFileCache {
   // rule. → a function that stops it.
   onChange (listener) {
     return this.paths.onChange(listener)
-  }
-
-  // Takes `bytes` of the memory budget for something kept beside the files
-  // (compressed variants): → whether they fit. Give them back with freeMemory().
-  reserveMemory (bytes) {
-    if (this.memoryUsed + bytes > this.memoryBytes) return false
-    this.memoryUsed += bytes
-    return true
-  }
-
-  freeMemory (bytes) {
-    this.memoryUsed -= bytes
   }
 
   // Drops the entry of `file`, if any (closed once no response uses it).
@@ -259,21 +198,20 @@ class OpenFileCache {
   }
 
   // A file asked for twice, up to SMALL_FILE bytes (COPIED_FILE for a request
-  // whose body is copied anyway: see use()), is read once into memory (within
-  // `memoryBytes` in all) and answered with one write from then on. The
+  // whose body is copied anyway: see ./open-file and use()), is read once into memory (within
+  // the memory budget) and answered with one write from then on. The
   // read holds the entry like a response does, so its descriptor stays open; bytes
   // read from a file that changed meanwhile are dropped with the entry when the
   // change is seen, as a transfer's are.
   keepBody (entry) {
     entry.bodyTried = true
     const size = entry.stat.size
-    if (entry.evicted || size === 0 || this.memoryUsed + size > this.memoryBytes) return
-    this.memoryUsed += size
+    if (entry.evicted || size === 0 || !this.memory.reserve(size)) return
     entry.users++
     const bytes = Buffer.allocUnsafe(size)
     fs.read(entry.fd, bytes, 0, size, 0, (err, read) => {
       if (!err && read === size && !entry.evicted) entry.body = bytes
-      else this.memoryUsed -= size
+      else this.memory.free(size)
       this.release(entry)
     })
   }
@@ -299,7 +237,7 @@ class OpenFileCache {
     return {
       openFiles: this.entries.size,
       watchedDirectories: this.paths.watchedDirectories(),
-      memoryBytes: this.memoryUsed
+      memoryBytes: this.memory.used
     }
   }
 
@@ -372,7 +310,7 @@ class OpenFileCache {
     entry.evicted = true
     this.paths.forget(entry)
     if (entry.body !== null) {
-      this.memoryUsed -= entry.body.length
+      this.memory.free(entry.body.length)
       entry.body = null
     }
     if (entry.users === 0) this.closeEntry(entry)
@@ -441,4 +379,4 @@ class OpenFileCache {
   }
 }
 
-module.exports = { OpenFileCache, memoryBody }
+module.exports = { OpenFileCache }

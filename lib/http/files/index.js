@@ -6,8 +6,10 @@
 // many descriptors the process may hold. Calls nothing above it.
 
 const { defaultMaxOpenFiles } = require('./descriptor-limit')
-const { OpenFileCache, memoryBody } = require('./file-cache')
+const { OpenFileCache } = require('./file-cache')
+const { MemoryBudget } = require('./memory-budget')
 const { UNCONFINED } = require('./open-confined')
+const { memoryBody } = require('./open-file')
 const { sameFile, statOf, statOrNothing } = require('./stat')
 
-module.exports = { OpenFileCache, UNCONFINED, defaultMaxOpenFiles, memoryBody, sameFile, statOf, statOrNothing }
+module.exports = { MemoryBudget, OpenFileCache, UNCONFINED, defaultMaxOpenFiles, memoryBody, sameFile, statOf, statOrNothing }
