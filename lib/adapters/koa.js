@@ -140,10 +140,10 @@ function serve (root, givenOptions) {
   }
 
   const middleware = options.defer ? zcopyKoaDeferred : zcopyKoa
-  middleware.stats = handler.stats
-  middleware.compressed = handler.compressed
-  middleware.compressedFolder = handler.compressedFolder
-  middleware.close = handler.close
+  middleware.stats = () => handler.stats()
+  middleware.compressed = () => handler.compressed()
+  middleware.compressedFolder = () => handler.compressedFolder()
+  middleware.close = () => handler.close()
   return middleware
 }
 
