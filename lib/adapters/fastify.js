@@ -23,35 +23,44 @@
 
 const path = require('node:path')
 const fp = require('fastify-plugin')
-const { createStaticHandler } = require('../http')
 const { attachment } = require('./fastify/content-disposition')
 const { listOptionsError } = require('./fastify/dir-list')
 const errors = require('./fastify/errors')
 const { addFileRoutes } = require('./fastify/file-routes')
+const { HandlerPool, pick } = require('./fastify/handler-pool')
 const { checkRoot, normalizeRoot } = require('./fastify/options')
 const { FORBIDDEN, pathBelowPrefix, prefixMatcher, redirectUrl } = require('./fastify/request-path')
-const { FASTIFY_DELIVERY, answerWithUrl, replySetHeaders } = require('./fastify/reply')
+const { answerWithUrl } = require('./fastify/reply')
 const { pathSender } = require('./fastify/send-path')
 
 const { FST_STATIC_FORBIDDEN_PATH, FST_STATIC_INVALID_OPTION_VALUE } = errors
 
-// The options a sendFile call may override (@fastify/send's per-call options),
-// and all those the zcopy handlers take from the plugin's.
-const CALL_OPTIONS = ['acceptRanges', 'cacheControl', 'dotfiles', 'etag', 'extensions', 'immutable', 'index',
-  'lastModified', 'maxAge']
-const HANDLER_OPTIONS = [...CALL_OPTIONS, 'contentType', 'maxOpenFiles', 'memoryCache', 'maxWatches', 'compress',
-  'allowSymlinksOutsideRoot', 'onSent']
+async function zcopyFastify (fastify, givenOptions) {
+  const opts = checkedOptions(fastify, givenOptions)
+  const prefix = opts.prefixAvoidTrailingSlash || opts.prefix.endsWith('/') ? opts.prefix : opts.prefix + '/'
+  const handlers = new HandlerPool(opts)
+  if (opts.serve !== false) for (const root of [].concat(opts.root)) handlers.handlerFor(root) // bad options throw here
+  fastify.addHook('onClose', async () => { await handlers.close() })
 
-// Handlers kept for sendFile's per-call roots and options (see handlerFor).
-const MAX_CALL_HANDLERS = 32
-
-function pick (from, names) {
-  const picked = {}
-  for (const name of names) if (from[name] !== undefined) picked[name] = from[name]
-  return picked
+  const handlerFor = (root, callOptions) => handlers.handlerFor(root, callOptions)
+  const sendPath = pathSender({ opts, prefix, handlerFor })
+  const routeOptions = routeOptionsOf(fastify, opts)
+  if (opts.decorateReply !== false) decorateReply(fastify, opts, sendPath)
+  if (opts.serve === false) return
+  if (opts.wildcard === false) {
+    await addFileRoutes(fastify, { opts, prefix, routeOptions, sendPath })
+    return
+  }
+  addWildcardRoute(fastify, { opts, prefix, routeOptions, sendPath, handlerFor })
+  if (opts.redirect === true && prefix !== opts.prefix) {
+    fastify.get(opts.prefix, routeOptions, (request, reply) => {
+      reply.redirect(redirectUrl(request.raw.url), 301)
+    })
+  }
 }
 
-async function zcopyFastify (fastify, givenOptions) {
+// The plugin's options, checked, with @fastify/static's defaults.
+function checkedOptions (fastify, givenOptions) {
   const opts = { ...givenOptions }
   if (opts.serve !== false || opts.root !== undefined) {
     opts.root = normalizeRoot(opts.root)
@@ -67,42 +76,13 @@ async function zcopyFastify (fastify, givenOptions) {
   }
   if (opts.dotfiles === undefined) opts.dotfiles = 'allow'
   if (opts.prefix === undefined) opts.prefix = '/'
-  const prefix = opts.prefixAvoidTrailingSlash || opts.prefix.endsWith('/') ? opts.prefix : opts.prefix + '/'
+  return opts
+}
 
-  // One zcopy handler per root and per-call options. The plugin's own roots keep
-  // theirs until the instance closes; those made for sendFile's per-call roots
-  // and options are bounded, least recently used closed first (a closed handler
-  // lets its transfers in flight finish).
-  const baseOptions = { ...pick(opts, HANDLER_OPTIONS), setHeaders: replySetHeaders(opts.setHeaders) }
-  const handlers = new Map()
-  const pinned = new Set([].concat(opts.root).filter((root) => typeof root === 'string').map((root) => path.resolve(root)))
-  const handlerFor = (root, callOptions) => {
-    const dir = root === null ? '/' : path.resolve(root)
-    const own = pick(callOptions || {}, CALL_OPTIONS) // plain values: JSON is their key
-    const key = Object.keys(own).length === 0 ? dir : dir + '\0' + JSON.stringify(own)
-    let handler = handlers.get(key)
-    if (handler === undefined) handler = createStaticHandler(dir, { ...baseOptions, ...own, redirect: false }, { exactSpelling: true, delivery: FASTIFY_DELIVERY })
-    handlers.delete(key) // re-inserted last: the Map's order is the LRU order
-    handlers.set(key, handler)
-    if (handlers.size > pinned.size + MAX_CALL_HANDLERS) {
-      for (const [oldKey, old] of handlers) {
-        if (pinned.has(oldKey)) continue
-        handlers.delete(oldKey)
-        old.close()
-        break
-      }
-    }
-    return handler
-  }
-  if (opts.serve !== false) for (const root of [].concat(opts.root)) handlerFor(root) // bad options throw here
-  fastify.addHook('onClose', async () => {
-    await Promise.all([...handlers.values()].map((handler) => handler.close()))
-  })
-
-  const sendPath = pathSender({ opts, prefix, handlerFor })
-  // constraints and logLevel only when given: a route given logLevel (even
-  // undefined) gets a child logger per request.
-  const routeOptions = {
+// What every route of the plugin is given. constraints and logLevel only when
+// given: a route given logLevel (even undefined) gets a child logger per request.
+function routeOptionsOf (fastify, opts) {
+  return {
     ...pick(opts, ['constraints', 'logLevel']),
     schema: { hide: opts.schemaHide === undefined ? true : opts.schemaHide },
     errorHandler (err, request, reply) {
@@ -113,37 +93,36 @@ async function zcopyFastify (fastify, givenOptions) {
       return fastify.errorHandler(err, request, reply)
     }
   }
+}
 
-  if (opts.decorateReply !== false) {
-    const sendOwn = (reply, file, rootOrOptions, options) => {
-      const callOptions = typeof rootOrOptions === 'object' && rootOrOptions !== null ? rootOrOptions : options
-      const root = typeof rootOrOptions === 'string' ? rootOrOptions : callOptions && callOptions.root
-      const perCall = { ...callOptions }
-      delete perCall.root
-      const hasPerCall = Object.keys(perCall).length > 0
-      sendPath(reply.request, reply, file, root || opts.root, { callOptions: hasPerCall ? perCall : undefined }).catch((err) => reply.send(err))
-      return reply
-    }
-    fastify.decorateReply('sendFile', function sendFile (file, rootOrOptions, options) {
-      return sendOwn(this, file, rootOrOptions, options)
-    })
-    fastify.decorateReply('download', function download (file, fileName, options = {}) {
-      const callOptions = typeof fileName === 'object' ? fileName : options
-      this.header('content-disposition', attachment(typeof fileName === 'string' ? fileName : file))
-      return sendOwn(this, file, callOptions)
-    })
+// reply.sendFile(file, [root], [options]) and reply.download(file, [name], [options]).
+function decorateReply (fastify, opts, sendPath) {
+  const sendOwn = (reply, file, rootOrOptions, options) => {
+    const callOptions = typeof rootOrOptions === 'object' && rootOrOptions !== null ? rootOrOptions : options
+    const root = typeof rootOrOptions === 'string' ? rootOrOptions : callOptions && callOptions.root
+    const perCall = { ...callOptions }
+    delete perCall.root
+    const hasPerCall = Object.keys(perCall).length > 0
+    sendPath(reply.request, reply, file, root || opts.root, { callOptions: hasPerCall ? perCall : undefined }).catch((err) => reply.send(err))
+    return reply
   }
+  fastify.decorateReply('sendFile', function sendFile (file, rootOrOptions, options) {
+    return sendOwn(this, file, rootOrOptions, options)
+  })
+  fastify.decorateReply('download', function download (file, fileName, options = {}) {
+    const callOptions = typeof fileName === 'object' ? fileName : options
+    this.header('content-disposition', attachment(typeof fileName === 'string' ? fileName : file))
+    return sendOwn(this, file, callOptions)
+  })
+}
 
-  if (opts.serve === false) return
-  if (opts.wildcard === false) {
-    await addFileRoutes(fastify, { opts, prefix, routeOptions, sendPath })
-    return
-  }
-  // Plain paths (no '%') of a plain setup go to the zcopy handler as they are:
-  // it remembers what each path resolved to. Anything it does not find takes
-  // the long way, which finds what else it may be (a directory, another root).
-  // With allowedPath, a path that can only name itself (no trailing slash, no
-  // extensions to add) takes it too, once allowedPath has allowed it.
+// GET and HEAD under `prefix` + '*'. Plain paths (no '%') of a plain setup go
+// to the zcopy handler as they are: it remembers what each path resolved to.
+// Anything it does not find takes the long way, which finds what else it may
+// be (a directory, another root). With allowedPath, a path that can only name
+// itself (no trailing slash, no extensions to add) takes it too, once
+// allowedPath has allowed it.
+function addWildcardRoute (fastify, { opts, prefix, routeOptions, sendPath, handlerFor }) {
   const fast = !Array.isArray(opts.root) && !opts.preCompressed && !opts.list && opts.onFile === undefined
   const rootHandler = fast ? handlerFor(opts.root) : null
   const namesOnlyItself = (pathname) => !pathname.endsWith('/') && rootHandler.options.extensions.length === 0
@@ -185,11 +164,6 @@ async function zcopyFastify (fastify, givenOptions) {
       answerPath(request, reply, pathname).catch((err) => reply.send(err))
     }
   })
-  if (opts.redirect === true && prefix !== opts.prefix) {
-    fastify.get(opts.prefix, routeOptions, (request, reply) => {
-      reply.redirect(redirectUrl(request.raw.url), 301)
-    })
-  }
 }
 
 module.exports = fp(zcopyFastify, { fastify: '5.x', name: 'zcopy-fastify' })
