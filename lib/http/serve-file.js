@@ -109,14 +109,11 @@ class FileServer {
   // both sibling names (set before the stats run) drops it, siblings and all, on
   // any change of either, as a change of the file itself does.
   siblingsFor (located) {
-    if (located.siblings) return located.siblings // kept, or being looked up, for a remembered entry
+    const { paths } = this.cache
+    const kept = paths.siblingsOf(located) // kept, or being looked up, for a remembered entry
+    if (kept !== null) return kept
     const lookup = siblingsOf(located.path)
-    if (located.siblings === null && this.cache.paths.guard(located, siblingNames(located.path))) {
-      located.siblings = lookup
-      lookup.then((siblings) => {
-        if (located.siblings === lookup) located.siblings = siblings // not dropped meanwhile
-      })
-    }
+    paths.keepSiblings(located, siblingNames(located.path), lookup)
     return lookup
   }
 
@@ -175,10 +172,7 @@ class FileServer {
       }
     }
     const copied = copiesBody(req)
-    const withVariant = (entry) => {
-      if (entry.headers !== variant.headers) entry.headers = variant.headers
-      return { entry, typePath: located.path, encoding: variant.encoding, vary: true, copied, variant }
-    }
+    const withVariant = (entry) => ({ entry, typePath: located.path, encoding: variant.encoding, vary: true, copied, variant })
     if (variant.entry !== null) {
       variant.entry.users++
       return withVariant(variant.entry)
@@ -281,8 +275,10 @@ class FileServer {
     if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
     // A variant's entry has its own stat: setHeaders hears the file's (the
     // version the variant was made from, the one the request found).
-    const sourceStat = file.variant === undefined ? null : file.variant.record.stat
-    const present = setFileHeaders(res, { file: entry, typePath, encoding, vary, sourceStat }, options)
+    const { variant } = file
+    const sourceStat = variant === undefined ? null : variant.record.stat
+    const values = variant === undefined ? null : variant.headers
+    const present = setFileHeaders(res, { file: entry, typePath, encoding, vary, sourceStat, values }, options)
     if (isConditional(req)) {
       if (preconditionFailed(req, res)) throw bodyless(res, encoding, httpError(412))
       if (notModified(req, res)) {

@@ -51,8 +51,7 @@ class OpenFile {
     this.unwatchable = false // no watch could be set for it
     this.keys = null // the request paths remembered as naming it
     this.guards = null // other names whose change drops it too (see guard())
-    this.siblings = null // its precompressed siblings, while guarded (see serve-file.js)
-    this.headers = null // its header values, computed once (see headers.js)
+    this.siblings = null // its precompressed siblings, while guarded (see keepSiblings())
   }
 }
 

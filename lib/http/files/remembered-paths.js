@@ -22,6 +22,7 @@
 const path = require('node:path')
 const { changesPending } = require('./changes-pending')
 const { DirectoryWatches, directoriesOf, notifiesChanges, tick } = require('./dir-watches')
+const { OpenFile } = require('./open-file')
 const { lstatOf, sameFile } = require('./stat')
 
 // → Promise of whether `file`'s own name is a symbolic link (true when that
@@ -214,6 +215,25 @@ class RememberedPaths {
       this.rootLinks.set(root, links)
     }
     return links
+  }
+
+  // Keeps `lookup` (a promise of the precompressed siblings found by `names`)
+  // with `located` when it is a remembered entry whose watches vouch for those
+  // names (see guard()): a change of either drops the entry, siblings and all.
+  // Otherwise nothing is kept.
+  keepSiblings (located, names, lookup) {
+    if (!(located instanceof OpenFile) || !this.guard(located, names)) return
+    located.siblings = lookup
+    lookup.then((siblings) => {
+      if (located.siblings === lookup) located.siblings = siblings // not dropped meanwhile
+    }, () => {})
+  }
+
+  // The precompressed siblings kept for `located` (a promise of them while
+  // they are looked up), or null: none kept (not a remembered entry, not
+  // guarded, or dropped).
+  siblingsOf (located) {
+    return located instanceof OpenFile ? located.siblings : null
   }
 
   // Makes a change of any of `names`, paths in the watched directory of the

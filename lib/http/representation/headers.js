@@ -21,14 +21,18 @@ function contentTypeOf (file) {
   return type
 }
 
+// Header values per open-file cache entry, computed on its first response and
+// kept while the entry lives (this module's own data, keyed by the entry).
+const valuesByEntry = new WeakMap()
+
 // { typePath, contentType, etag, lastModified } of the entry `file`, its type
-// named by `typePath`: computed on its first response, kept on the entry.
+// named by `typePath`.
 function valuesOf (file, typePath) {
-  let values = file.headers
-  if (values === null || values.typePath !== typePath) {
+  let values = valuesByEntry.get(file)
+  if (values === undefined || values.typePath !== typePath) {
     const { stat } = file
     values = { typePath, contentType: contentTypeOf(typePath), etag: etag(stat), lastModified: stat.mtime.toUTCString() }
-    file.headers = values
+    valuesByEntry.set(file, values)
   }
   return values
 }
@@ -59,12 +63,14 @@ function appendVary (res, field) {
 // `Vary: Accept-Encoding` goes on every response for a path with siblings, on
 // none for a path without. → the lower-case names of the headers that were on
 // `res` before these (the application's), for setContentLength().
-function setFileHeaders (res, { file, typePath, encoding, vary, sourceStat = null }, options) {
+// `values`: a compressed variant's own header values (its ETag and date are
+// the file's), else null: those of `file`, the cache entry sent.
+function setFileHeaders (res, { file, typePath, encoding, vary, sourceStat = null, values = null }, options) {
   if (options.setHeaders !== null) options.setHeaders(res, typePath, sourceStat === null ? file.stat : sourceStat)
   const present = res.getHeaderNames()
   if (options.acceptRanges) setDefault(res, present, 'Accept-Ranges', 'accept-ranges', 'bytes')
   if (options.cacheControl !== null) setDefault(res, present, 'Cache-Control', 'cache-control', options.cacheControl)
-  const values = valuesOf(file, typePath)
+  if (values === null) values = valuesOf(file, typePath)
   if (options.lastModified) setDefault(res, present, 'Last-Modified', 'last-modified', values.lastModified)
   if (options.etag) setDefault(res, present, 'ETag', 'etag', values.etag)
   if (options.contentType) setDefault(res, present, 'Content-Type', 'content-type', values.contentType)
