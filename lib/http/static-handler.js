@@ -133,19 +133,29 @@ class StaticHandler {
   // file itself is opened to be remembered (unless it is known that it cannot
   // be): a later request negotiates from it without a stat.
   remember (resolved, located, entry, since) {
-    const lookup = { key: resolved.path, root: this.files.root, relocate: () => this.relocate(resolved), found: located, since }
     if (entry.path === located.path) {
-      this.paths.remember(entry, lookup)
+      this.rememberAs(entry, resolved, located, since)
       return
     }
     if (!this.paths.mayRemember(located.path)) return
     this.files.openLocated(located).then((file) => {
-      this.paths.remember(file, lookup).then(() => this.cache.release(file))
+      this.rememberAs(file, resolved, located, since).then(() => this.cache.release(file))
     }, NOTHING)
   }
 
-  relocate (resolved) {
-    return locateFile(resolved, this.options).then((located) => located === DIRECTORY ? null : located)
+  // RememberedPaths' two steps: watches set, then `resolved` looked up again
+  // unless nothing was heard since the first lookup. → Promise, never rejected.
+  async rememberAs (entry, resolved, located, since) {
+    const remembering = await this.paths.remember(entry, { key: resolved.path, root: this.files.root, found: located, since })
+    if (remembering === null) return
+    const again = remembering.lookedUp ? null : await this.locateAgain(resolved)
+    this.paths.finish(remembering, again)
+  }
+
+  // → Promise of what `resolved` names now ({ path, stat }), or null: a
+  // directory, or the lookup failed.
+  locateAgain (resolved) {
+    return locateFile(resolved, this.options).then((located) => located === DIRECTORY ? null : located, () => null)
   }
 
   // `file`: a filesystem path below the root (not URL-encoded), as sendFile takes

@@ -75,6 +75,11 @@ class OpenFileCache {
     return this.paths.onChange(listener)
   }
 
+  // The entry cached for `file` (open, or being opened), or undefined.
+  entryOf (file) {
+    return this.entries.get(file)
+  }
+
   // Drops the entry of `file`, if any (closed once no response uses it).
   forgetFile (file) {
     const entry = this.entries.get(file)

@@ -50,7 +50,7 @@ class RememberedPaths {
     this.lookups = new Map() // request path key → OpenFile, see remember()
     this.watches = null // DirectoryWatches, made on first use
     this.notifying = new Map() // root → Promise of whether its file system reports changes
-    this.relocating = new Set() // remember() calls waiting for their relocate()
+    this.relocating = new Set() // Rememberings waiting for their second lookup (see finish())
     this.guarding = new Map() // a name → the entries its change drops, see guard()
     this.rootLinks = new Map() // root → Promise of the links on its way, see linksOf()
     this.changeListeners = [] // see onChange()
@@ -97,52 +97,46 @@ class RememberedPaths {
   siblingsCurrent (siblings, now) {
     let current = true
     for (const sibling of siblings) {
-      const open = this.cache.entries.get(sibling.path)
+      const open = this.cache.entryOf(sibling.path)
       if (open !== undefined && open.stat !== null && !this.cache.isCurrent(open, now)) current = false
     }
     return current
   }
 
-  // Remembers that `key` names the open `entry`, below `root`, if change
-  // notification can vouch for it from now on (`lookup`: { key, root, relocate,
-  // found, since }, the lookup that found it): its directories get watched, then
-  // `relocate()` (a promise of that lookup, run again) must find the
-  // same file under the same, non-symlink, name, and no change may have been
-  // reported meanwhile in a directory that vouches for it (see changed()): a
-  // change that the second lookup did not see is reported after the watches were
-  // set, so either before the key is kept (nothing kept) or after (it drops it).
-  // `found` ({ path, stat }), what the first lookup found, begun at `since` (a
-  // lookupTick()): when the watches were already set then and nothing was heard
-  // since, it is as good as the second lookup, which is skipped (a pool round
-  // trip per miss while a site's directories are watched).
-  // → Promise, never rejected.
-  async remember (entry, { key, root, relocate, found = null, since = -1 }) {
-    if (entry.evicted || entry.stat === null || this.cache.max === 0 || !(await this.watchable(root, entry))) return
-    if (entry.evicted || entry.watched === null) return
-    let again = found
-    if (found === null || !this.watches.quietSince(entry.watched, since)) {
-      again = await this.lookAgain(entry, relocate)
-      if (again === null || entry.evicted || entry.watched === null) return
-    }
+  // Remembering that `key` names the open `entry`, below `root`, if change
+  // notification can vouch for it from now on, takes two steps. This one sets
+  // watches on its directories: → Promise of a Remembering, or null when no
+  // watch can vouch for it; never rejected. Then the caller looks `key` up
+  // again unless `remembering.lookedUp` (see finish()). `found` ({ path,
+  // stat }), what the first lookup found, begun at `since` (a lookupTick()):
+  // when the watches were already set then and nothing was heard since, it is
+  // as good as a second lookup, which is skipped (a pool round trip per miss
+  // while a site's directories are watched).
+  async remember (entry, { key, root, found = null, since = -1 }) {
+    if (entry.evicted || entry.stat === null || this.cache.max === 0 || !(await this.watchable(root, entry))) return null
+    if (entry.evicted || entry.watched === null) return null
+    const lookedUp = found !== null && this.watches.quietSince(entry.watched, since)
+    const remembering = { entry, key, found: lookedUp ? found : null, lookedUp, changed: false }
+    if (!lookedUp) this.relocating.add(remembering)
+    return remembering
+  }
+
+  // The second step: `again` ({ path, stat }, or null when it failed), what the
+  // caller's second lookup found after the watches were set (ignored when
+  // `remembering.lookedUp`). The key is kept if that is the same file under the
+  // same, non-symlink, name, and no change was reported meanwhile in a
+  // directory that vouches for it (see changed()): a change that the second
+  // lookup did not see is reported after the watches were set, so either
+  // before the key is kept (nothing kept) or after (it drops it).
+  finish (remembering, again) {
+    this.relocating.delete(remembering)
+    const { entry, key } = remembering
+    if (remembering.lookedUp) again = remembering.found
+    if (again === null || remembering.changed || entry.evicted || entry.watched === null) return
     if (again.path !== entry.path || !sameFile(again.stat, entry.stat)) return
     if (entry.keys === null) entry.keys = []
     if (!entry.keys.includes(key)) entry.keys.push(key)
     this.lookups.set(key, entry)
-  }
-
-  // remember()'s second lookup, `relocate()`: → its { path, stat }, or null when it
-  // failed or a change was heard meanwhile in a directory that vouches for `entry`.
-  async lookAgain (entry, relocate) {
-    const waiting = { entry, changed: false }
-    this.relocating.add(waiting)
-    try {
-      const again = await relocate()
-      return waiting.changed ? null : again
-    } catch {
-      return null
-    } finally {
-      this.relocating.delete(waiting)
-    }
   }
 
   // → the moment a lookup begins, for remember()'s `since`.
@@ -153,7 +147,7 @@ class RememberedPaths {
   // Whether remember() may still succeed for `file`: not when the cache keeps
   // nothing, nor when its entry is one no watch can vouch for.
   mayRemember (file) {
-    const entry = this.cache.entries.get(file)
+    const entry = this.cache.entryOf(file)
     return this.cache.max > 0 && (entry === undefined || !entry.unwatchable)
   }
 
@@ -267,9 +261,9 @@ class RememberedPaths {
     const guarded = this.guarding.get(changed)
     if (guarded !== undefined) for (const entry of Array.from(guarded)) this.cache.evict(entry)
     const dir = path.dirname(changed)
-    for (const waiting of this.relocating) {
-      const watched = waiting.entry.watched
-      if (watched === null || watched.includes(dir) || watched.includes(changed)) waiting.changed = true
+    for (const remembering of this.relocating) {
+      const watched = remembering.entry.watched
+      if (watched === null || watched.includes(dir) || watched.includes(changed)) remembering.changed = true
     }
     this.lookups.delete(changed)
     this.lookups.delete(changed + path.sep)
