@@ -42,10 +42,10 @@ function fromMemory (bytes) {
 const RESPONSE = Object.freeze({
   handsOver: false,
   // No body: HEAD, 304, an empty range.
-  none (req, res, entry) { res.end() },
+  none (req, res, path) { res.end() },
   // The whole body, from memory: Node writes the head and these bytes together,
   // or, over TLS, in pieces (→ Promise of what onSent hears).
-  bytes (req, res, entry, bytes) { return sendBytes(req, res, bytes) },
+  bytes (req, res, path, bytes) { return sendBytes(req, res, bytes) },
   // An inclusive byte range of the open file. → Promise of what onSent hears.
   file (req, res, entry, range, ownEncoding) { return sendBody(req, res, entry.fd, range, { ownEncoding }) }
 })
@@ -117,7 +117,9 @@ class FileServer {
     return lookup
   }
 
-  // → { entry, typePath, encoding, vary }, holding a cache entry: pass it to respond(); or
+  // → { entry, bytes, typePath, encoding, vary, copied, variant? }, holding a
+  // cache entry (`entry`; or null and `bytes`, a compressed variant kept in
+  // memory): pass it to respond(); or
   // a promise of it when the cache has to open the file first. Throws (rejects) with
   // an HttpError when the file cannot be served (404: gone, not a regular file, or
   // not beneath the root).
@@ -172,11 +174,9 @@ class FileServer {
       }
     }
     const copied = copiesBody(req)
-    const withVariant = (entry) => ({ entry, typePath: located.path, encoding: variant.encoding, vary: true, copied, variant })
-    if (variant.entry !== null) {
-      variant.entry.users++
-      return withVariant(variant.entry)
-    }
+    const withVariant = (entry) => ({ entry, bytes: null, typePath: located.path, encoding: variant.encoding, vary: true, copied, variant })
+    // One in memory is its own body, no cache entry.
+    if (variant.body !== null) return { entry: null, bytes: variant.body, typePath: located.path, encoding: variant.encoding, vary: true, copied, variant }
     const entry = cache.take(variant.path, variant.stat, UNCONFINED, copied)
     if (entry !== null) return withVariant(entry)
     // Its file removed meanwhile (by hand, a cleaner of /tmp): the file
@@ -195,9 +195,9 @@ class FileServer {
     const scope = this.scopeOf(located)
     const copied = copiesBody(req) // then a bigger file is kept in memory once hot
     const entry = cache.take(target.path, target.stat, scope, copied)
-    if (entry !== null) return { entry, typePath: located.path, encoding, vary, copied }
+    if (entry !== null) return { entry, bytes: null, typePath: located.path, encoding, vary, copied }
     return cache.acquire(target.path, target.stat, scope, copied).then(
-      (opened) => ({ entry: opened, typePath: located.path, encoding, vary, copied }),
+      (opened) => ({ entry: opened, bytes: null, typePath: located.path, encoding, vary, copied }),
       // A sibling that cannot be sent (refused: out of the root, not a regular
       // file; gone since it was looked up) is no sibling: the file itself is.
       sibling === null ? openError : () => this.openPlain(req, located, VARYING))
@@ -212,7 +212,8 @@ class FileServer {
 
   // Opens the located file and answers the request with it: → Promise; throws or
   // rejects as openFile() does, rejects as respond() does. `onFound(entry)` runs
-  // once the file is open and confirmed. When the cache has the file open, everything up to
+  // once the file is open and confirmed (`entry`: the cache entry sent, null for
+  // a compressed variant from memory). When the cache has the file open, everything up to
   // the transfer runs in this call, without a promise in between.
   serve (req, res, located, onFound = null) {
     const opened = this.openFile(req, located)
@@ -233,26 +234,25 @@ class FileServer {
   // delivery took (see RESPONSE): the file is released once that body is done, and
   // a failure then goes to the delivery.
   respond (req, res, file) {
-    const { entry } = file
     const { cache, delivery } = this
     let sent
     try {
       sent = this.writeHeadAndBody(req, res, file)
     } catch (err) {
-      cache.release(entry)
+      this.release(file)
       return Promise.reject(err)
     }
     if (!(sent instanceof Promise)) {
       try {
-        this.releaseAfterBody(res, sent, entry)
+        this.releaseAfterBody(res, sent, file)
       } catch (err) {
         return Promise.reject(err) // the application's onSent threw
       }
       return ANSWERED_IN_CALL
     }
-    const done = sent.then((sent) => this.releaseAfterBody(res, sent, entry), (err) => {
-      if (err.code === 'ERR_ZCOPY_TRUNCATED') cache.truncated(entry)
-      cache.release(entry)
+    const done = sent.then((sent) => this.releaseAfterBody(res, sent, file), (err) => {
+      if (err.code === 'ERR_ZCOPY_TRUNCATED') cache.truncated(file.entry)
+      this.release(file)
       throw err
     })
     if (!delivery.handsOver) return done
@@ -260,35 +260,40 @@ class FileServer {
     return ANSWERED_IN_CALL
   }
 
-  // The body is sent: `entry` is released, and the application's onSent hears
+  // The cache entry `file` holds, let go (a body from memory holds none).
+  release (file) {
+    if (file.entry !== null) this.cache.release(file.entry)
+  }
+
+  // The body is sent: `file` is released, and the application's onSent hears
   // `sent` (see sendBody), unless it is null (there was no body).
-  releaseAfterBody (res, sent, entry) {
-    this.cache.release(entry)
+  releaseAfterBody (res, sent, file) {
+    this.release(file)
     if (sent !== null && this.options.onSent) this.options.onSent(res, sent)
   }
 
   // Status and headers, then the body: the promise of its delivery; what was sent
   // from memory; or null when there is no body (HEAD, 304, an empty range).
   writeHeadAndBody (req, res, file) {
-    const { entry, typePath, encoding, vary, copied } = file
+    const { entry, typePath, encoding, vary, copied, variant } = file
     const { options, delivery } = this
     if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
     // A variant's entry has its own stat: setHeaders hears the file's (the
     // version the variant was made from, the one the request found).
-    const { variant } = file
     const sourceStat = variant === undefined ? null : variant.record.stat
     const values = variant === undefined ? null : variant.headers
     const present = setFileHeaders(res, { file: entry, typePath, encoding, vary, sourceStat, values }, options)
+    const path = entry === null ? variant.name : entry.path
     if (isConditional(req)) {
       if (preconditionFailed(req, res)) throw bodyless(res, encoding, httpError(412))
       if (notModified(req, res)) {
         removeContentHeaders(res)
         res.statusCode = 304
-        delivery.none(req, res, entry)
+        delivery.none(req, res, path)
         return null
       }
     }
-    const size = entry.stat.size
+    const size = entry === null ? file.bytes.length : entry.stat.size
     let range
     try {
       range = selectRange(req, res, size, options.acceptRanges, bodyKind(file))
@@ -298,13 +303,13 @@ class FileServer {
     const length = range.end - range.start + 1
     setContentLength(res, present, length)
     if (req.method === 'HEAD' || length === 0) {
-      delivery.none(req, res, entry)
+      delivery.none(req, res, path)
       return null
     }
-    if (file.variant !== undefined) options.variants.sent(file.variant, length === size)
-    const body = memoryBody(entry, copied)
+    if (variant !== undefined) options.variants.sent(variant, length === size)
+    const body = entry === null ? file.bytes : memoryBody(entry, copied)
     if (body !== null) {
-      const sent = delivery.bytes(req, res, entry, length === size ? body : body.subarray(range.start, range.end + 1))
+      const sent = delivery.bytes(req, res, path, length === size ? body : body.subarray(range.start, range.end + 1))
       return sent ?? fromMemory(length)
     }
     return delivery.file(req, res, entry, range, encoding !== null)

@@ -128,12 +128,13 @@ class StaticHandler {
     })
   }
 
-  // Remembers that `resolved` names `located`, sent as `entry`; its lookup began
-  // at `since` (paths.lookupTick()). When that was a precompressed sibling, the
+  // Remembers that `resolved` names `located`, sent as `entry` (null: a
+  // compressed variant from memory); its lookup began at `since`
+  // (paths.lookupTick()). When that was a precompressed sibling or a variant, the
   // file itself is opened to be remembered (unless it is known that it cannot
   // be): a later request negotiates from it without a stat.
   remember (resolved, located, entry, since) {
-    if (entry.path === located.path) {
+    if (entry !== null && entry.path === located.path) {
       this.rememberAs(entry, resolved, located, since)
       return
     }

@@ -89,13 +89,13 @@ const FASTIFY_DELIVERY = Object.freeze({
   handsOver: true,
   // HEAD gets an empty body: Fastify's own HEAD route sets Content-Length 0 for
   // none. 304 and an empty range get none.
-  none (req, res, entry) {
+  none (req, res, path) {
     const reply = handOver(res)
-    if (req.method === 'HEAD') reply.send(new FileBody(req, res, { path: entry.path }))
+    if (req.method === 'HEAD') reply.send(new FileBody(req, res, { path }))
     else reply.send()
   },
-  bytes (req, res, entry, bytes) {
-    handOver(res).send(bytesBody(bytes, entry.path))
+  bytes (req, res, path, bytes) {
+    handOver(res).send(bytesBody(bytes, path))
   },
   file (req, res, entry, { start, end }, ownEncoding) {
     const body = new FileBody(req, res, { path: entry.path, fd: entry.fd, start, end }, ownEncoding)

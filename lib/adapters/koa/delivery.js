@@ -99,12 +99,12 @@ const KOA_DELIVERY = Object.freeze({
   handsOver: true,
   // 304 has no body (Koa ends it). HEAD and an empty range get an empty
   // FileBody: with none, Koa would answer a GET with its status message.
-  none (req, res, entry) {
+  none (req, res, path) {
     if (res.statusCode === 304) handOver(res)
-    else fileBody(req, res, { path: entry.path })
+    else fileBody(req, res, { path })
   },
-  bytes (req, res, entry, bytes) {
-    handOver(res, bytesBody(bytes, entry.path))
+  bytes (req, res, path, bytes) {
+    handOver(res, bytesBody(bytes, path))
   },
   file (req, res, entry, { start, end }, ownEncoding) {
     return fileBody(req, res, { path: entry.path, fd: entry.fd, start, end }, ownEncoding).done

@@ -81,12 +81,6 @@ function sameProof (a, b) {
   return a === b || (a !== null && b !== null && a.dev !== undefined && a.dev === b.dev && a.ino === b.ino)
 }
 
-// A stat-like object for a variant held in memory: the source's, with the
-// variant's size.
-function statWithSize (stat, size) {
-  return Object.assign(Object.create(Object.getPrototypeOf(stat)), stat, { size })
-}
-
 class SourceRecord {
   constructor (file, stat, proof) {
     this.path = file
@@ -106,10 +100,15 @@ class Variant {
     this.size = size
     this.cheap = cheap // made at the cheaper level (./encoders.js, CHEAP)
     this.body = null // a memory variant's bytes
-    this.entry = null // a memory variant's stand-in for an open-file cache entry
     this.path = null // a disk variant's file
     this.stat = null // and its stat, to open it through the open-file cache
     this.headers = null // { typePath, contentType, etag, lastModified }
+  }
+
+  // The name a variant's body from memory goes by (the file's, with the
+  // coding's suffix), for a framework that looks at a body's path.
+  get name () {
+    return this.record.path + SUFFIX[this.encoding]
   }
 }
 
@@ -313,7 +312,6 @@ class VariantStore {
     }
     if (out.length <= IN_MEMORY && this.memory !== null && this.memory.reserve(out.length)) {
       variant.body = out
-      variant.entry = memoryEntry(record, variant)
       this.memoryBytes += out.length
     } else if (!(await this.toDisk(variant, out))) {
       return
@@ -431,7 +429,6 @@ class VariantStore {
       this.memory.free(variant.body.length)
       this.memoryBytes -= variant.body.length
       variant.body = null
-      variant.entry.body = null
     }
     if (variant.path !== null && this.onDisk.delete(variant)) {
       this.diskBytes -= variant.size
@@ -563,21 +560,6 @@ class VariantStore {
 
 const NOT_ELIGIBLE = Object.freeze({ variant: null, vary: false, wanted: null })
 const IDENTITY_VARYING = Object.freeze({ variant: null, vary: true, wanted: null })
-
-// The stand-in for an open-file cache entry that serve-file.js answers a memory
-// variant with (its body is sent, its descriptor never used).
-function memoryEntry (record, variant) {
-  return {
-    path: record.path + SUFFIX[variant.encoding],
-    fd: -1,
-    stat: statWithSize(record.stat, variant.size),
-    body: variant.body,
-    headers: variant.headers,
-    users: 0,
-    evicted: false,
-    variant
-  }
-}
 
 function defaultWarn (message) {
   process.emitWarning(message, { code: 'ZCOPY_COMPRESS' })
