@@ -332,7 +332,7 @@ class VariantStore {
   // (./background.js), its fstat after the read, and what that cost; null
   // when it had fewer bytes.
   async compressSource (entry, size, encoding, cheap) {
-    entry.users++ // its descriptor stays open while it is read
+    this.cache.hold(entry) // its descriptor stays open while it is read
     try {
       return await compressFile(encoding, entry.fd, size, this.config.concurrency, cheap)
     } finally {

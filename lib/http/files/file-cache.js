@@ -232,6 +232,12 @@ class OpenFileCache {
     return entry
   }
 
+  // One more user of `entry`, which it holds open as a response does (a
+  // compression reading its descriptor): pair with release().
+  hold (entry) {
+    entry.users++
+  }
+
   release (entry) {
     entry.users--
     if (entry.evicted && entry.users === 0) this.closeEntry(entry)
