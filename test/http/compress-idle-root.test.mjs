@@ -2,7 +2,7 @@
 // it is cached any more, while others keep the cache sweeping) and reopens it on
 // the next request for a file below it, under a new proof of the same
 // directory. The compressed variants made under the old proof stay good
-// (sameProof() in lib/http/compress/store.js: same device and inode): the
+// (sameProof() in lib/http/compress/variants.js: same device and inode): the
 // first request after the reopen proves the root again (the file itself), the
 // next gets the variant, not made again. sendFile's one cache serves a
 // root's file and, kept in use meanwhile, a file by absolute path (no root).

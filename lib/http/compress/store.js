@@ -44,73 +44,23 @@
 // - Disk full, read-only or missing folder, a compression error: that file is
 //   sent as it is, one warning is emitted (per store), nothing is left behind.
 
-const crypto = require('node:crypto')
 const path = require('node:path')
-const fsp = require('node:fs/promises')
 const Negotiator = require('negotiator')
-const { makeStoreDir, removeStoreDir, writeAtomically } = require('./cache-dir')
 const { compressFile } = require('./background')
+const { CompressionQueue } = require('./compression-queue')
 const { CpuBudget } = require('./cpu-budget')
-const { compressibleByName } = require('./types')
-const { defaultCacheDir } = require('./options')
-const { contentTypeOf } = require('../representation')
-const { etagOf, lastModifiedOf } = require('./variant-headers')
-const { loopBusy, WINDOW_MS } = require('./loop-busy')
-const { PATIENCE_MS } = require('./priority')
 const { CHEAP } = require('./encoders')
+const { compressibleByName } = require('./types')
+const { VariantFolder } = require('./variant-folder')
+const { etagOf, lastModifiedOf } = require('./variant-headers')
+const { SourceRecord, Variant, sameProof } = require('./variants')
+const { sameFile } = require('../files')
+const { contentTypeOf } = require('../representation')
 
 const IN_MEMORY = 64 * 1024 // the largest variant kept in memory (the memory cache's SMALL_FILE)
-const MAX_QUEUED = 1024 // variants waiting to be made; more are asked for again later
 const MAX_RECORDS = 65_536 // records, those holding variants included; the files whose variant was evicted remembered
 const RANKINGS = 256 // Accept-Encoding values whose ranking is kept
 const MIN_SAVING = 0.05 // a variant saving less than 5 % is not kept
-const BURST = 4 // jobs waiting from which they are held back while the event loop is busy
-const MAX_DEFER_MS = PATIENCE_MS // the longest a burst's first job is held back
-const BUSY_SHARE = 0.05 // the share of the time a burst's jobs run once held that long, while the loop stays busy
-const SUFFIX = { br: '.br', gzip: '.gz', zstd: '.zst' }
-
-function sameFile (a, b) {
-  return a.ino === b.ino && a.dev === b.dev && a.size === b.size &&
-    a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs
-}
-
-// Whether two root proofs (see ../open-confined.js) are of the same directory:
-// the same proof, or the same directory reopened (the open-file cache closes an
-// idle root's descriptor and reopens it later: its variants stay good).
-function sameProof (a, b) {
-  return a === b || (a !== null && b !== null && a.dev !== undefined && a.dev === b.dev && a.ino === b.ino)
-}
-
-class SourceRecord {
-  constructor (file, stat, proof) {
-    this.path = file
-    this.stat = stat
-    this.proof = proof
-    this.variants = new Map() // encoding → Variant
-    this.pending = new Set() // encodings queued or being made
-    this.refused = new Set() // encodings not made for this version (error, no gain)
-    this.dropped = false
-  }
-}
-
-class Variant {
-  constructor (record, encoding, size, cheap) {
-    this.record = record
-    this.encoding = encoding
-    this.size = size
-    this.cheap = cheap // made at the cheaper level (./encoders.js, CHEAP)
-    this.body = null // a memory variant's bytes
-    this.path = null // a disk variant's file
-    this.stat = null // and its stat, to open it through the open-file cache
-    this.headers = null // { typePath, contentType, etag, lastModified }
-  }
-
-  // The name a variant's body from memory goes by (the file's, with the
-  // coding's suffix), for a framework that looks at a body's path.
-  get name () {
-    return this.record.path + SUFFIX[this.encoding]
-  }
-}
 
 class VariantStore {
   // `config`: compressOptions(); `cache`: the OpenFileCache whose memory budget
@@ -131,23 +81,22 @@ class VariantStore {
     this.evictedPaths = new Map() // source paths whose variant was evicted (made cheaper), oldest first
     this.budget = new CpuBudget(config.cpuBudget)
     this.rankings = new Map() // Accept-Encoding value → ranking(), at most RANKINGS
-    this.onDisk = new Map() // disk Variants, least recently used first
-    this.diskBytes = 0
     this.memoryBytes = 0
-    this.queue = []
-    this.running = 0
-    this.pumpTimer = null // a later look at the queue, while the event loop is busy
-    this.restUntil = 0 // while the loop stays busy, no job starts before (Date.now())
-    this.removals = new Set() // Promises of the unlinks of variant files under way
-    this.idle = []
-    this.dir = null // Promise of the store's folder (null: not made yet; false: none)
-    this.dirPath = null
-    this.ownBase = false // the folder the store's own is in is zcopy's to remove once empty
+    this.queue = new CompressionQueue({
+      concurrency: config.concurrency,
+      budget: this.budget,
+      run: (job) => this.make(job).catch((err) => this.failed(job, err)).finally(() => job.record.pending.delete(job.encoding)),
+      overBudget: (job) => {
+        job.record.pending.delete(job.encoding)
+        this.counts.overBudget++
+      }
+    })
+    this.disk = new VariantFolder(config, { warnOnce: (message) => this.warnOnce(message), forgetFile: (file) => cache.forgetFile(file) })
     this.closed = false
     this.closing = null // Promise of the close() under way
     this.counts = { made: 0, served: 0, evicted: 0, failed: 0, bytesSaved: 0, discarded: 0, cheap: 0, overBudget: 0, cpuMs: 0 }
     this.unlisten = cache.onChange((changed) => this.changed(changed))
-    this.folder() // at start: the folders of processes that are gone are removed
+    this.disk.folder() // at start: the folders of processes that are gone are removed
   }
 
   // Whether a file, named `typePath`, of `size` bytes gets variants.
@@ -226,66 +175,20 @@ class VariantStore {
     }
     record.proof = entry.proof // the same directory's, maybe reopened since
     if (record.pending.has(encoding) || record.refused.has(encoding) || record.variants.has(encoding)) return
-    if (this.queue.length >= MAX_QUEUED) return
+    if (this.queue.full()) return
     if (this.budget.exhausted()) {
       this.counts.overBudget++
       return
     }
     record.pending.add(encoding)
-    this.queue.push({ record, entry, encoding, queuedAt: Date.now() })
-    this.pump()
+    this.queue.push({ record, entry, encoding, queuedAt: 0 }) // queuedAt: set by push()
   }
 
   // A variant was sent: `full` when the whole body (not a range, not HEAD).
   sent (variant, full) {
     this.counts.served++
     if (full) this.counts.bytesSaved += variant.record.stat.size - variant.size
-    if (variant.path !== null && this.onDisk.has(variant)) {
-      this.onDisk.delete(variant)
-      this.onDisk.set(variant, true)
-    }
-  }
-
-  pump () {
-    while (this.running < this.config.concurrency && this.queue.length > 0) {
-      if (this.holding()) return this.pumpLater()
-      const job = this.queue.shift()
-      if (this.budget.exhausted()) { // asked for again by a later request
-        job.record.pending.delete(job.encoding)
-        this.counts.overBudget++
-        if (this.running === 0 && this.queue.length === 0) this.settleIdle()
-        continue
-      }
-      const started = Date.now()
-      this.running++
-      this.make(job).catch((err) => this.failed(job, err)).finally(() => {
-        job.record.pending.delete(job.encoding)
-        this.running--
-        const ended = Date.now()
-        this.restUntil = ended + (ended - started) * (1 / BUSY_SHARE - 1)
-        if (this.running === 0 && this.queue.length === 0) this.settleIdle()
-        this.pump()
-      })
-    }
-  }
-
-  // Whether the next job waits: a burst while the event loop is busy, whose
-  // first job waited less than MAX_DEFER_MS, or whose last job ended too
-  // recently for compressions to run more than BUSY_SHARE of the time.
-  holding () {
-    if (this.queue.length < BURST) return false
-    const now = Date.now()
-    if (now - this.queue[0].queuedAt >= MAX_DEFER_MS && now >= this.restUntil) return false
-    return loopBusy()
-  }
-
-  pumpLater () {
-    if (this.pumpTimer !== null) return
-    this.pumpTimer = setTimeout(() => {
-      this.pumpTimer = null
-      this.pump()
-    }, WINDOW_MS)
-    this.pumpTimer.unref()
+    this.disk.touch(variant)
   }
 
   async make ({ record, entry, encoding }) {
@@ -313,8 +216,11 @@ class VariantStore {
     if (out.length <= IN_MEMORY && this.memory !== null && this.memory.reserve(out.length)) {
       variant.body = out
       this.memoryBytes += out.length
-    } else if (!(await this.toDisk(variant, out))) {
+    } else if (!(await this.disk.put(variant, out))) {
+      record.refused.add(encoding)
       return
+    } else {
+      for (const old of this.disk.overBudget()) this.evict(old)
     }
     if (record.dropped || this.closed) {
       this.remove(variant)
@@ -340,74 +246,10 @@ class VariantStore {
     }
   }
 
-  // Writes `variant`'s bytes `out` to the store's folder. → Promise of whether
-  // it is there (false: no folder, or the write failed; warned about).
-  async toDisk (variant, out) {
-    const dir = this.config.cacheBytes < out.length ? false : await this.folder()
-    if (dir === false) {
-      variant.record.refused.add(variant.encoding)
-      return false
-    }
-    const { stat } = variant.record
-    const name = `${crypto.createHash('sha256').update(variant.record.path).digest('hex').slice(0, 16)}-${stat.dev}-${stat.ino}-${Math.round(stat.ctimeMs * 1000)}${variant.cheap ? '-cheap' : ''}${SUFFIX[variant.encoding]}`
-    const written = await this.write(dir, name, out)
-    variant.stat = written.stat
-    variant.path = written.file
-    this.diskBytes += out.length
-    this.onDisk.set(variant, true)
-    this.evictDisk()
-    return true
-  }
-
-  // Writes `out` as `name` in the store's folder `dir`. → Promise of { file, stat }.
-  // A folder removed meanwhile (a cleaner of /tmp, by hand) is made again,
-  // once: its variants are made again as they are asked for (lost()).
-  async write (dir, name, out) {
-    const into = async (folder) => {
-      const file = path.join(folder, name)
-      return { file, stat: await writeAtomically(file, out) }
-    }
-    try {
-      return await into(dir)
-    } catch (err) {
-      if (err.code !== 'ENOENT' || (await fsp.stat(dir).then(() => true, () => false))) throw err
-      if (this.dirPath === dir) {
-        removeStoreDir(dir, false) // gone already: no longer removed at exit
-        this.dir = null
-        this.dirPath = null
-      }
-      const again = await this.folder()
-      if (again === false || again === dir) throw err
-      return into(again)
-    }
-  }
-
-  // → Promise of the store's folder, made on first use, or false.
+  // → Promise of the folder larger variants are written to, made on first
+  // use, or false.
   folder () {
-    if (this.config.cacheDir === false) return Promise.resolve(false)
-    if (this.dir === null) {
-      // The default base (per user, in the temp folder), or one mkdtemp made in
-      // its place, is removed once empty.
-      const ownsBase = this.config.cacheDir === defaultCacheDir()
-      this.dir = makeStoreDir(this.config.cacheDir, { ownsBase }).then(({ dir, base, replaced }) => {
-        this.ownBase = ownsBase || replaced
-        this.dirPath = dir
-        if (replaced) this.warnOnce(`${this.config.cacheDir} is not a private folder of this user's: compressed variants are kept in ${base} instead`)
-        if (this.closed) removeStoreDir(dir, this.ownBase)
-        return dir
-      }, (err) => {
-        this.warnOnce(`cannot use ${this.config.cacheDir} for compressed variants (${err.code || err.message}): larger files are sent uncompressed`)
-        return false
-      })
-    }
-    return this.dir
-  }
-
-  evictDisk () {
-    for (const variant of this.onDisk.keys()) {
-      if (this.diskBytes <= this.config.cacheBytes) return
-      this.evict(variant)
-    }
+    return this.disk.folder()
   }
 
   // `variant` goes to make room: its file is made cheaper next time.
@@ -430,13 +272,7 @@ class VariantStore {
       this.memoryBytes -= variant.body.length
       variant.body = null
     }
-    if (variant.path !== null && this.onDisk.delete(variant)) {
-      this.diskBytes -= variant.size
-      this.cache.forgetFile(variant.path)
-      const removal = fsp.unlink(variant.path).catch(() => {})
-      this.removals.add(removal)
-      removal.then(() => this.removals.delete(removal))
-    }
+    this.disk.remove(variant)
   }
 
   // A disk variant's file could not be opened (removed by hand, or by a
@@ -503,15 +339,7 @@ class VariantStore {
   // → Promise resolved once no variant is being made or waits to be, and the
   // files of those evicted are gone.
   whenIdle () {
-    const removed = () => Promise.all(this.removals).then(() => {})
-    if (this.running === 0 && this.queue.length === 0) return removed()
-    return new Promise((resolve) => this.idle.push(resolve)).then(removed)
-  }
-
-  settleIdle () {
-    const waiting = this.idle
-    this.idle = []
-    for (const resolve of waiting) resolve()
+    return this.queue.whenIdle().then(() => this.disk.whenRemoved())
   }
 
   stats () {
@@ -525,10 +353,10 @@ class VariantStore {
       cheap: this.counts.cheap,
       overBudget: this.counts.overBudget,
       cpuMs: Math.round(this.counts.cpuMs),
-      pending: this.queue.length + this.running,
+      pending: this.queue.pending(),
       memoryBytes: this.memoryBytes,
-      diskBytes: this.diskBytes,
-      cacheDir: this.dirPath
+      diskBytes: this.disk.bytes,
+      cacheDir: this.disk.dirPath
     }
   }
 
@@ -544,15 +372,9 @@ class VariantStore {
     this.closed = true
     this.unlisten()
     for (const record of Array.from(this.records.values())) this.drop(record)
-    this.queue.length = 0
-    clearTimeout(this.pumpTimer)
-    this.pumpTimer = null
-    if (this.running === 0) this.settleIdle()
+    this.queue.clear()
     await this.whenIdle()
-    const dir = this.dir === null ? false : await this.dir
-    if (dir !== false) await removeStoreDir(dir, this.ownBase)
-    this.dir = null
-    this.dirPath = null
+    await this.disk.close()
     this.closed = false // usable again, as the open-file cache is after clear()
     this.unlisten = this.cache.onChange((changed) => this.changed(changed))
   }
@@ -565,4 +387,4 @@ function defaultWarn (message) {
   process.emitWarning(message, { code: 'ZCOPY_COMPRESS' })
 }
 
-module.exports = { IN_MEMORY, VariantStore, sameFile }
+module.exports = { IN_MEMORY, VariantStore }
