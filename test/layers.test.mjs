@@ -4,6 +4,7 @@
 // or the benchmarks; lib/ and tools/ nothing of bin/ or bench/). Tests may
 // reach into a layer's files; the code may not.
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { jsFilesUnder } from './support/files.mjs'
@@ -62,6 +63,27 @@ describe('the module map', () => {
         }
       }
       expect(wrong).toEqual([])
+    })
+  }
+})
+
+// The addon is reached through lib/engine's named calls alone
+// (lib/engine/addon-calls.js): no layer above takes the addon object and calls
+// into it, so that the engine is the one owner of what the addon does.
+describe('the addon', () => {
+  const require = createRequire(import.meta.url)
+  it('lib/engine exports named calls, never the addon object', () => {
+    const engine = require('../lib/engine/index.js')
+    const { native } = require('../lib/engine/binding.js')
+    expect(Object.keys(engine)).not.toContain('native')
+    if (native !== null) expect(Object.values(engine)).not.toContain(native)
+  })
+  for (const file of files) {
+    const name = relative(file)
+    if (inside(name, 'lib/engine')) continue
+    it(`${name} calls no addon object`, () => {
+      const code = fs.readFileSync(file, 'utf8').replace(/\/\/.*$/gm, '')
+      expect(code.match(/\bnative\s*(\?\.|\.|\[)|\{[^}]*\bnative\b[^}]*\}\s*=\s*require/g)).toBeNull()
     })
   }
 })

@@ -5,7 +5,8 @@
 // knows sockets, descriptors and streams, never HTTP. This file is the only way
 // in for the layers above (lib/index.js, lib/http/, bin/).
 
-const { native, loadError, binary, zeroCopyAvailable } = require('./binding')
+const { loadError, binary, zeroCopyAvailable } = require('./binding')
+const addonCalls = require('./addon-calls')
 const { sendfile } = require('./sendfile')
 const { pipeFile, sendRange } = require('./pipe-file')
 const { createReadStream } = require('./read-stream')
@@ -24,7 +25,8 @@ module.exports = {
   sendRange,
   socketFd,
   transportFd,
-  native,
+  // the addon's calls by name, each null where it is not there (./addon-calls)
+  ...addonCalls,
   // for zcopy doctor: the binary loaded (or refused), from where
   binary,
   // Node-shaped argument errors and checks, shared with lib/http

@@ -3,7 +3,7 @@
 // server's event loop may read the request before the folder watch's event:
 // epoll reports a socket that was ready in the previous turn ahead of the
 // inotify queue, and the server is busier with compression on. So before a
-// remembered entry answers, lib/http/files/changes-pending.js asks whether watch
+// remembered entry answers, lib/http/files/remembered-paths.js asks whether watch
 // events wait unread (the addon: FIONREAD on the loop's inotify queue; without
 // it, an fstat of the entry's descriptor), and the name is looked up if so.
 // Before that (`zcopy serve`, compression on by default), 1 MB files replaced

@@ -20,7 +20,7 @@ function libcOf (file) {
 // → { loaded, from: 'prebuild' | 'build' | 'other' | 'none', libc, path, loadError }
 function addonStatus () {
   return {
-    loaded: binding.native !== null,
+    loaded: binding.zeroCopyAvailable,
     from: binding.binary ? binding.binary.from : 'none',
     libc: libcOf(binding.binary && binding.binary.path),
     path: binding.binary ? binding.binary.path : null,
@@ -28,4 +28,4 @@ function addonStatus () {
   }
 }
 
-module.exports = { addonStatus, native: binding.native }
+module.exports = { addonStatus, probeKernel: binding.probeKernel }

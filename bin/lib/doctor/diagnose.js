@@ -6,7 +6,7 @@ const { version } = require('../../../package.json')
 const { createTempDir } = require('../../../tools/temp-dir')
 const { environment } = require('./environment')
 const { threadPool } = require('./thread-pool')
-const { addonStatus, native } = require('./addon')
+const { addonStatus, probeKernel } = require('./addon')
 const { buildTools } = require('./build-tools')
 const { probeFeatures } = require('./features')
 const { selfTest } = require('./self-test')
@@ -21,7 +21,7 @@ async function diagnose (zcopy, env = process.env) {
       threadPool: threadPool(env),
       addon: addonStatus(),
       buildTools: buildTools(env),
-      features: probeFeatures(native, temp.dir),
+      features: probeFeatures(probeKernel, temp.dir),
       selfTest: await selfTest({ pipeFile: zcopy.pipeFile, dir: temp.dir })
     }
     report.zeroCopy = report.addon.loaded && report.selfTest.verified && report.selfTest.zeroCopy

@@ -11,15 +11,16 @@ const FEATURES = [
   { key: 'preadv2_nowait', label: 'preadv2 RWF_NOWAIT', what: 'reads that never wait for the disk (Linux 4.14+)', without: null }
 ]
 
-// → { [key]: { present: true | false | null, code } }; `dir` is a scratch
-// directory for the probe's unlinked files (its filesystem matters for some).
-function probeFeatures (native, dir) {
-  if (native === null) {
+// → { [key]: { present: true | false | null, code } }; `probeKernel`: the
+// addon's (null: none); `dir` is a scratch directory for the probe's unlinked
+// files (its filesystem matters for some).
+function probeFeatures (probeKernel, dir) {
+  if (probeKernel === null) {
     return Object.fromEntries(FEATURES.map(({ key }) => [key, { present: null, code: null }]))
   }
   let found
   try {
-    found = native.probeKernel(dir)
+    found = probeKernel(dir)
   } catch (err) {
     // The scratch files could not be made: nothing is known, and the code says why.
     return Object.fromEntries(FEATURES.map(({ key }) => [key, { present: null, code: err.code ?? 'ERROR' }]))

@@ -31,13 +31,13 @@
 
 const v8 = require('node:v8')
 const vm = require('node:vm')
-const { native } = require('../../../lib/engine')
+const engine = require('../../../lib/engine')
 
 const CROWD = 256
 const QUIET_MS = 2000
 const TRIM_DELAY_MS = 250 // ArrayBuffers' memory is freed by V8's sweeper, after the collection
 
-const trimMemory = typeof native?.trimMemory === 'function' ? native.trimMemory : () => {}
+const trimMemory = engine.trimMemory ?? (() => {})
 
 let collector = null
 // → V8's gc extension, exposed on first use.

@@ -22,14 +22,14 @@
 
 const fs = require('node:fs')
 const os = require('node:os')
-const { native } = require('../../engine')
+const { idlePriority } = require('../../engine')
 const { encodeSync } = require('./encoders')
 const { readSource } = require('./read-source')
 const { niceFor } = require('./priority')
 
 // → 'idle' (every thread in SCHED_IDLE), 'nice 19', 'nice 10' or 'none'.
 function lowerPriority (idle) {
-  if (idle && native !== null && typeof native.idlePriority === 'function' && native.idlePriority() > 0) return 'idle'
+  if (idle && idlePriority !== null && idlePriority() > 0) return 'idle'
   const nice = niceFor(idle)
   try {
     os.setPriority(0, nice)

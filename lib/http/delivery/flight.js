@@ -28,7 +28,7 @@ const http2 = require('node:http2')
 const net = require('node:net')
 const tls = require('node:tls')
 const { pool, PIECE_SIZE } = require('./shared-pieces')
-const { native, transportFd } = require('../../engine')
+const { socketRoom, transportFd } = require('../../engine')
 
 const MAX_WINDOW = 256 * 1024
 const RAMP = 512 * 1024
@@ -72,8 +72,6 @@ const KERNEL_SHARE = 0.75
 // write that waits for a client that stopped reading (issue 47). A whole piece
 // waiting there held 16 KiB plain and 16 KiB encrypted per stalled client.
 const SMALL_STEP = 1024
-
-const socketRoom = native !== null && typeof native.socketRoom === 'function' ? native.socketRoom : null
 
 class Flight {
   // `owner`: { resume(), batchDone(written) }.

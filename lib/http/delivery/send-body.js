@@ -30,7 +30,7 @@ const { readingHeldWhile } = require('./one-at-a-time')
 const { promiseOf } = require('../promise-of')
 const { copyToResponse, writeToResponse } = require('./response-body')
 const { PIECE_SIZE } = require('./shared-pieces')
-const { native, sendRange, socketFd, zeroCopyAvailable } = require('../../engine')
+const { sendRange, setCork, socketFd, zeroCopyAvailable } = require('../../engine')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 
@@ -91,7 +91,7 @@ function flushHead (res, length) {
   res.writeHead(res.statusCode)
   if (res.chunkedEncoding) return null
   const fd = length <= CORK_LIMIT ? socketFd(socket) : -1
-  const corked = fd >= 0 && native.setCork(fd, true)
+  const corked = fd >= 0 && setCork(fd, true)
   res.flushHeaders()
   return corked ? fd : -1
 }
@@ -106,7 +106,7 @@ function toSocket (req, res, fd, range) {
     return flushHeaders(req, res).then((flushed) => flushed ? bodyToSocket(req, res, fd, range) : nothingSent())
   }
   const sending = bodyToSocket(req, res, fd, range)
-  if (corked >= 0 && !socket.destroyed) native.setCork(corked, false)
+  if (corked >= 0 && !socket.destroyed) setCork(corked, false)
   return sending
 }
 

@@ -13,11 +13,10 @@
 const { PerformanceObserver, constants: perfConstants } = require('node:perf_hooks')
 const { PiecePool } = require('./piece-pool')
 const { copyBudget } = require('./copy-budget')
-const { native } = require('../../engine')
+const { trimMemory } = require('../../engine')
 
 const PIECE_SIZE = 16 * 1024
 
-const trimMemory = native !== null && typeof native.trimMemory === 'function' ? native.trimMemory : null
 const pool = new PiecePool({
   pieceSize: PIECE_SIZE,
   budget: copyBudget(),

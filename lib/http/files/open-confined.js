@@ -29,7 +29,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { native } = require('../../engine')
+const { closeFd, lookupBeneath, openBeneath } = require('../../engine')
 const { HttpError } = require('../http-error')
 const { statOf } = require('./stat')
 
@@ -45,8 +45,8 @@ const TRY_BY_NAME = new Set(['EXDEV', 'EAGAIN', 'ELOOP'])
 // predates it (EPERM, which open(2) of a path never gives for O_RDONLY).
 const NO_OPENAT2 = new Set(['ENOSYS', 'EPERM'])
 
-let beneathAvailable = typeof native?.openBeneath === 'function'
-const lookupAvailable = typeof native?.lookupBeneath === 'function'
+let beneathAvailable = openBeneath !== null
+const lookupAvailable = lookupBeneath !== null
 
 function openFd (file, flags) {
   return new Promise((resolve, reject) => {
@@ -60,16 +60,16 @@ const byFs = {
   close: (fd) => new Promise((resolve) => fs.close(fd, () => resolve())),
   closeSync: (fd) => fs.closeSync(fd)
 }
-const byAddon = native === null ? null : {
+const byAddon = closeFd === null ? null : {
   close: (fd) => {
     try {
-      native.close(fd)
+      closeFd(fd)
     } catch {
       // released all the same (Linux closes the descriptor even when close fails)
     }
     return Promise.resolve()
   },
-  closeSync: (fd) => native.close(fd)
+  closeSync: (fd) => closeFd(fd)
 }
 
 function refused (reason) {
@@ -258,7 +258,7 @@ class ConfinedRoot {
       if (beneathAvailable) {
         let opened = null
         try {
-          opened = await native.openBeneath(identity.fd, relative)
+          opened = await openBeneath(identity.fd, relative)
         } catch (err) {
           if (NO_OPENAT2.has(err.code)) beneathAvailable = false
           else if (!TRY_BY_NAME.has(err.code)) throw err
@@ -285,7 +285,7 @@ class ConfinedRoot {
     this.hold(identity)
     let opened
     try {
-      opened = await native.lookupBeneath(identity.fd, path.relative(this.path, file), file, this.path)
+      opened = await lookupBeneath(identity.fd, path.relative(this.path, file), file, this.path)
     } catch (err) {
       if (err.syscall === 'stat') throw err
       if (NO_OPENAT2.has(err.code)) beneathAvailable = false

@@ -20,7 +20,7 @@
 // `guards` and `siblings`.
 
 const path = require('node:path')
-const { changesPending } = require('./changes-pending')
+const { changesPending } = require('../../engine')
 const { DirectoryWatches, directoriesOf, notifiesChanges, tick } = require('./dir-watches')
 const { OpenFile } = require('./open-file')
 const { lstatOf, sameFile } = require('./stat')
@@ -38,6 +38,19 @@ function linksOnPath (dir) {
   const ways = []
   for (let at = dir; path.dirname(at) !== at; at = path.dirname(at)) ways.unshift(at)
   return Promise.all(ways.map(isSymbolicLink)).then((links) => ways.filter((way, i) => links[i]))
+}
+
+// Whether change events may be waiting, unread, for the watches
+// (./dir-watches: fs.watch, libuv's inotify). A request read earlier in the
+// same poll of the event loop than the event of a change made before it was
+// sent would otherwise be answered from a remembered entry (epoll reports a
+// socket that was ready in the previous turn first). The addon's
+// changesPending() asks the loop's inotify queue (src/pending_changes.cc).
+// → true: events are waiting (the request looks its name up, as a miss does,
+// and the loop reads them meanwhile); false: none; null: it cannot be told (no
+// addon, or the queue cannot be asked).
+function eventsWaiting () {
+  return changesPending === null ? null : changesPending()
 }
 
 class RememberedPaths {
@@ -70,7 +83,7 @@ class RememberedPaths {
   // → the entry ({ path, stat }) that `key`, a resolved request path, was
   // remembered to name, for the cache's take() without a stat; or null. Watches
   // vouch for the names, once every event they have had is read: null while
-  // some wait (./changes-pending), and the name is looked up. The descriptors'
+  // some wait (eventsWaiting below), and the name is looked up. The descriptors'
   // fstats, at most a second old, vouch for changes no watch reports
   // (OpenFileCache.isCurrent()): the entry's, and its precompressed siblings'
   // where the cache has them open. Where waiting events cannot be told (no
@@ -80,7 +93,7 @@ class RememberedPaths {
   lookup (key) {
     const entry = this.lookups.get(key)
     if (entry === undefined) return null
-    const pending = changesPending()
+    const pending = eventsWaiting()
     if (pending === true) return null
     const now = Date.now()
     if (!this.cache.isCurrent(entry, now, pending === null ? 0 : undefined)) return null
