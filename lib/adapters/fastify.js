@@ -22,8 +22,8 @@
 // with the Fastify instance.
 
 const path = require('node:path')
+const { create: contentDisposition } = require('content-disposition')
 const fp = require('fastify-plugin')
-const { attachment } = require('./fastify/content-disposition')
 const { listOptionsError } = require('./fastify/dir-list')
 const errors = require('./fastify/errors')
 const { addFileRoutes } = require('./fastify/file-routes')
@@ -111,7 +111,8 @@ function decorateReply (fastify, opts, sendPath) {
   })
   fastify.decorateReply('download', function download (file, fileName, options = {}) {
     const callOptions = typeof fileName === 'object' ? fileName : options
-    this.header('content-disposition', attachment(typeof fileName === 'string' ? fileName : file))
+    // attachment with the base name, as @fastify/static writes it (with the same package)
+    this.header('content-disposition', contentDisposition(path.basename(String(typeof fileName === 'string' ? fileName : file))))
     return sendOwn(this, file, callOptions)
   })
 }

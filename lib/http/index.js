@@ -9,6 +9,7 @@ const { protectServer } = require('./protect-server')
 const { HttpError, isHttpError } = require('./http-error')
 const { bytesBody, FileBody } = require('./delivery')
 const { DIRECTORY, locateFile, resolvePath, spellingBelow, splitUrl } = require('./target')
+const { acceptedCodings, codingNames, suffixOf } = require('./representation')
 const { AVAILABLE: COMPRESSION_ENCODINGS, brotliParams, defaultCacheDir } = require('./compress')
 
 module.exports = {
@@ -27,6 +28,11 @@ module.exports = {
   locateFile,
   resolvePath,
   spellingBelow,
+  // for @fastify/static's precompressed siblings: the table of codings and
+  // the one Accept-Encoding negotiation
+  acceptedCodings,
+  codingNames,
+  suffixOf,
   // for zcopy serve: the request-target as serveStatic reads it, and what
   // compress: true does (the encodings this Node has, where results are kept)
   splitUrl,

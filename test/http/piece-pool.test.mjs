@@ -60,12 +60,13 @@ describe('PiecePool', () => {
 })
 
 describe('ZCOPY_COPY_BUDGET', () => {
-  it('reads bytes, or a size with a binary unit', () => {
+  it('reads bytes, or a size with a unit (the CLI\'s: lib/size.js)', () => {
     expect(parseBudget('1048576')).toBe(2 ** 20)
     expect(parseBudget('64MiB')).toBe(64 * 2 ** 20)
     expect(parseBudget('512 kib')).toBe(512 * 1024)
     expect(parseBudget('1.5GiB')).toBe(1.5 * 2 ** 30)
-    for (const bad of ['', '-1', '0', 'lots', '12MB', '1e9']) expect(parseBudget(bad)).toBeNull()
+    expect(parseBudget('12MB')).toBe(12e6)
+    for (const bad of ['', '-1', '0', 'lots', '12XB', '1e9']) expect(parseBudget(bad)).toBeNull()
   })
 
   it('keeps the default, with a warning, for a value that is not a size', async () => {

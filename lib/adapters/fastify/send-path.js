@@ -6,17 +6,16 @@
 // (redirect, index, listing), and otherwise Fastify's not-found handler.
 
 const path = require('node:path')
-const Negotiator = require('negotiator')
 const mime = require('mime-types')
-const { DIRECTORY, locateFile, resolvePath, spellingBelow } = require('../../http')
+const { DIRECTORY, acceptedCodings, codingNames, locateFile, resolvePath, spellingBelow, suffixOf } = require('../../http')
 const { FST_STATIC_FORBIDDEN_PATH } = require('./errors')
 const { isListRoute, listedDirectory, sendList } = require('./dir-list')
 const { answerWithFile } = require('./reply')
 const { isNonCanonical } = require('../raw-path')
 const { hasInnerDotDot, redirectUrl } = require('./request-path')
 
-const CODINGS = ['br', 'gzip', 'deflate']
-const SUFFIX = { br: '.br', gzip: '.gz', deflate: '.deflate' }
+// The siblings @fastify/static looks for, in the server's order of preference.
+const CODINGS = codingNames(['br', 'gzip', 'deflate'])
 
 // The coding to try next for `headers`, '*' counting as gzip; none tried yet in
 // `checked`; undefined when none is acceptable.
@@ -25,9 +24,7 @@ function nextEncoding (headers, checked) {
   if (header === undefined) return undefined
   const available = CODINGS.filter((coding) => !checked.has(coding))
   if (available.length === 0) return undefined
-  const accept = { 'accept-encoding': String(header).toLowerCase().replace(/\*/g, 'gzip') }
-  return new Negotiator({ headers: accept }).encodings(available, { preferred: available })
-    .find((coding) => available.includes(coding))
+  return acceptedCodings(String(header).toLowerCase().replace(/\*/g, 'gzip'), available)[0]
 }
 
 // { type: 'file', path } | { type: 'directory', path } | { type: 'error', error }
@@ -129,7 +126,7 @@ class PathSender {
   // spelled otherwise on disk than the request asked.
   async misspelled ({ spelling, handlerRoot, pathname, asked }, found, encoding) {
     if (!spelling || handlerRoot === null) return false
-    let spelled = encoding ? found.path.slice(0, -SUFFIX[encoding].length) : found.path
+    let spelled = encoding ? found.path.slice(0, -suffixOf(encoding).length) : found.path
     if (found.type === 'file' && pathname.endsWith('/')) spelled = path.dirname(spelled)
     const answer = asked !== null && asked.path === path.resolve(spelled) ? asked.spelling : spellingBelow(handlerRoot, spelled)
     return (await answer) !== 'exact'
@@ -142,11 +139,11 @@ class PathSender {
     const tried = call.checked || new Set()
     const encoding = nextEncoding(request.headers, tried)
     if (!encoding) return NO_CODING_LEFT
-    let sentPath = pathname + SUFFIX[encoding]
+    let sentPath = pathname + suffixOf(encoding)
     if (pathname.endsWith('/')) {
       const index = await indexFileOf(handlerRoot, pathname, options.index, handler.lookUp)
       if (!index) return reply.callNotFound()
-      sentPath = pathname + index + SUFFIX[encoding]
+      sentPath = pathname + index + suffixOf(encoding)
     }
     const found = await probe(handlerRoot, sentPath, options, handler.lookUp)
     if (found.type === 'file' && await this.misspelled(call, found, encoding)) return forbidden(reply)
@@ -212,7 +209,7 @@ class PathSender {
     }
     const headers = {}
     if (encoding) {
-      const typePath = pathname.endsWith('/') ? sentPath.slice(0, -SUFFIX[encoding].length) : pathname
+      const typePath = pathname.endsWith('/') ? sentPath.slice(0, -suffixOf(encoding).length) : pathname
       if (opts.contentType !== false) headers['content-type'] = mime.contentType(path.extname(typePath)) || 'application/octet-stream'
       headers['content-encoding'] = encoding
     }
@@ -224,7 +221,7 @@ class PathSender {
   // request's path was written when it is another than that path.
   allowedFinally ({ request, pathname, root }, found, encoding) {
     const asked = pathname.startsWith('/') ? path.posix.normalize(pathname) : pathname
-    const selected = encoding && found.path.endsWith(SUFFIX[encoding]) ? found.path.slice(0, -SUFFIX[encoding].length) : found.path
+    const selected = encoding && found.path.endsWith(suffixOf(encoding)) ? found.path.slice(0, -suffixOf(encoding).length) : found.path
     const final = finalPathname(selected, root, asked.startsWith('/'))
     return final !== undefined && (final === asked || this.allowedPath(final, root === null ? undefined : root, request))
   }

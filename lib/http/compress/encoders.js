@@ -39,19 +39,24 @@ const zstdParams = (cheap) => ({
   params: { [zlib.constants.ZSTD_c_compressionLevel]: cheap ? CHEAP.zstd : 19, [zlib.constants.ZSTD_c_checksumFlag]: 0 }
 })
 
+// The encoder of each coding zcopy compresses into, keyed by the coding's name
+// in ../representation's table of codings (not required here: this module runs
+// in the compression processes and threads, which load nothing more).
 const SYNC_ENCODERS = {
   br: (bytes, cheap) => zlib.brotliCompressSync(bytes, brotliParams(bytes.length, cheap)),
   gzip: (bytes, cheap) => zlib.gzipSync(bytes, { level: cheap ? CHEAP.gzip : 9 }),
   zstd: (bytes, cheap) => zlib.zstdCompressSync(bytes, zstdParams(cheap))
 }
 
-// What this Node can make, in the server's order of preference (br first: the
-// smallest; zstd before gzip).
-const AVAILABLE = Object.freeze(['br', 'zstd', 'gzip'].filter((encoding) => encoding !== 'zstd' || typeof zlib.zstdCompressSync === 'function'))
+// The codings there is an encoder for (./options.js orders them as the table does).
+const ENCODED = Object.freeze(Object.keys(SYNC_ENCODERS))
+
+// Whether this Node's zlib can make `encoding` (zstd: not every Node has it).
+const encodesHere = (encoding) => encoding !== 'zstd' || typeof zlib.zstdCompressSync === 'function'
 
 // → `bytes` compressed into `encoding` (`cheap`: at the CHEAP level), on this thread.
 function encodeSync (encoding, bytes, cheap = false) {
   return SYNC_ENCODERS[encoding](bytes, cheap)
 }
 
-module.exports = { AVAILABLE, CHEAP, encodeSync, brotliParams }
+module.exports = { CHEAP, ENCODED, encodeSync, encodesHere, brotliParams }

@@ -6,8 +6,15 @@
 
 const os = require('node:os')
 const path = require('node:path')
-const { AVAILABLE } = require('./encoders')
+const { ENCODED, encodesHere } = require('./encoders')
 const { typeFilter } = require('./types')
+const { codingNames } = require('../representation')
+
+// The codings compress makes, in the server's order of preference (the table
+// of codings': br first, the smallest; zstd before gzip), and those of them
+// this Node can make.
+const ENCODABLE = codingNames(ENCODED)
+const AVAILABLE = Object.freeze(ENCODABLE.filter(encodesHere))
 
 const DEFAULTS = Object.freeze({
   threshold: 1024, // no gain below ~1 KiB: headers and framing eat it
@@ -35,10 +42,10 @@ function size (value, name, fallback, min) {
 function encodingsOf (value) {
   if (value === undefined) return AVAILABLE
   if (!Array.isArray(value) || value.some((encoding) => typeof encoding !== 'string')) {
-    throw new TypeError(`option compress.encodings must be an array of ${['br', 'zstd', 'gzip'].map((e) => `'${e}'`).join(', ')}`)
+    throw new TypeError(`option compress.encodings must be an array of ${ENCODABLE.map((e) => `'${e}'`).join(', ')}`)
   }
   for (const encoding of value) {
-    if (!['br', 'zstd', 'gzip'].includes(encoding)) throw new RangeError(`option compress.encodings: unknown coding ${JSON.stringify(encoding)}`)
+    if (!ENCODABLE.includes(encoding)) throw new RangeError(`option compress.encodings: unknown coding ${JSON.stringify(encoding)}`)
   }
   // zstd where this Node's zlib has it: asked for elsewhere, it is left out.
   const chosen = AVAILABLE.filter((encoding) => value.includes(encoding))
@@ -82,4 +89,4 @@ function compressOptions (value) {
   })
 }
 
-module.exports = { DEFAULTS, compressOptions, defaultCacheDir }
+module.exports = { AVAILABLE, DEFAULTS, compressOptions, defaultCacheDir }

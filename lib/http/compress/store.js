@@ -45,7 +45,6 @@
 //   sent as it is, one warning is emitted (per store), nothing is left behind.
 
 const path = require('node:path')
-const Negotiator = require('negotiator')
 const { compressFile } = require('./background')
 const { CompressionQueue } = require('./compression-queue')
 const { CpuBudget } = require('./cpu-budget')
@@ -55,7 +54,7 @@ const { VariantFolder } = require('./variant-folder')
 const { etagOf, lastModifiedOf } = require('./variant-headers')
 const { SourceRecord, Variant, sameProof } = require('./variants')
 const { sameFile } = require('../files')
-const { contentTypeOf } = require('../representation')
+const { IDENTITY, acceptedCodings, contentTypeOf } = require('../representation')
 
 const IN_MEMORY = 64 * 1024 // the largest variant kept in memory (the memory cache's SMALL_FILE)
 const MAX_RECORDS = 65_536 // records, those holding variants included; the files whose variant was evicted remembered
@@ -75,7 +74,7 @@ class VariantStore {
     this.warn = warn
     this.warned = false
     this.compressible = compressibleByName(config.types)
-    this.preferred = { preferred: [...config.encodings, 'identity'] }
+    this.offered = [...config.encodings, IDENTITY] // in the server's order of preference
     this.records = new Map() // source path → SourceRecord, oldest first
     this.bare = new Map() // the records that hold no variant, oldest first
     this.evictedPaths = new Map() // source paths whose variant was evicted (made cheaper), oldest first
@@ -118,7 +117,7 @@ class VariantStore {
     }
     const ranked = this.ranking(req.headers['accept-encoding'])
     const best = ranked[0]
-    if (best === undefined || best === 'identity') return IDENTITY_VARYING
+    if (best === undefined || best === IDENTITY) return IDENTITY_VARYING
     if (record !== undefined && proof === null) {
       // The root is idle (the open-file cache closed its descriptor): nothing
       // proves it is still the directory the variants were made under. The file
@@ -134,7 +133,7 @@ class VariantStore {
     let variant = null
     if (record !== undefined && record.variants.size > 0) {
       for (const encoding of ranked) {
-        if (encoding === 'identity') break
+        if (encoding === IDENTITY) break
         variant = record.variants.get(encoding) || null
         if (variant !== null) break
       }
@@ -145,12 +144,13 @@ class VariantStore {
   }
 
   // → the codings this store makes, and identity, that an Accept-Encoding
-  // header accepts, best first (negotiator: q-values, `*`, the server's order
-  // on a tie), kept per header value (a few values come again and again).
+  // header accepts, best first (../representation's acceptedCodings: q-values,
+  // `*`, the server's order on a tie), kept per header value (a few values come
+  // again and again).
   ranking (header = '') {
     let ranked = this.rankings.get(header)
     if (ranked === undefined) {
-      ranked = new Negotiator({ headers: { 'accept-encoding': header } }).encodings(this.preferred.preferred, this.preferred)
+      ranked = acceptedCodings(header, this.offered)
       if (this.rankings.size >= RANKINGS) this.rankings.clear()
       this.rankings.set(header, ranked)
     }

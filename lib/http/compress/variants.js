@@ -6,8 +6,7 @@
 // in the store's folder (./variant-folder).
 
 const crypto = require('node:crypto')
-
-const SUFFIX = { br: '.br', gzip: '.gz', zstd: '.zst' }
+const { suffixOf } = require('../representation')
 
 // Whether two root proofs (see ../files/open-confined.js) are of the same directory:
 // the same proof, or the same directory reopened (the open-file cache closes an
@@ -43,7 +42,7 @@ class Variant {
   // The name a variant's body from memory goes by (the file's, with the
   // coding's suffix), for a framework that looks at a body's path.
   get name () {
-    return this.record.path + SUFFIX[this.encoding]
+    return this.record.path + suffixOf(this.encoding)
   }
 
   // The name its file gets in the store's folder: the source's path hashed,
@@ -51,7 +50,7 @@ class Variant {
   fileName () {
     const { stat } = this.record
     const hash = crypto.createHash('sha256').update(this.record.path).digest('hex').slice(0, 16)
-    return `${hash}-${stat.dev}-${stat.ino}-${Math.round(stat.ctimeMs * 1000)}${this.cheap ? '-cheap' : ''}${SUFFIX[this.encoding]}`
+    return `${hash}-${stat.dev}-${stat.ino}-${Math.round(stat.ctimeMs * 1000)}${this.cheap ? '-cheap' : ''}${suffixOf(this.encoding)}`
   }
 }
 

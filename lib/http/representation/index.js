@@ -2,9 +2,12 @@
 
 // What a response says about its file: the headers computed from a file
 // (Content-Type, ETag, Last-Modified, Content-Length), the conditional
-// requests (RFC 9110 §13), byte ranges (§14), and the precompressed siblings
-// (`.br`, `.gz`) a request may be answered with.
+// requests (RFC 9110 §13), byte ranges (§14), the content codings (the one
+// table of their names and suffixes, the one Accept-Encoding negotiation) and
+// the precompressed siblings a request may be answered with.
 
+const { acceptedCodings } = require('./accept-encoding')
+const { CODINGS, IDENTITY, codingNames, suffixOf } = require('./codings')
 const { contentTypeOf, removeContentHeaders, setContentLength, setFileHeaders } = require('./headers')
 const { negotiateEncoding, precompressedEncodings, siblingNames, siblingsOf } = require('./precompressed')
 const { BODY, isConditional, notModified, preconditionFailed } = require('./preconditions')
@@ -12,6 +15,10 @@ const { selectRange } = require('./range')
 
 module.exports = {
   BODY,
+  CODINGS,
+  IDENTITY,
+  acceptedCodings,
+  codingNames,
   contentTypeOf,
   isConditional,
   negotiateEncoding,
@@ -23,5 +30,6 @@ module.exports = {
   setContentLength,
   setFileHeaders,
   siblingNames,
-  siblingsOf
+  siblingsOf,
+  suffixOf
 }

@@ -3,11 +3,11 @@
 // Precompressed siblings (`precompressed: true`): file.br or file.gz, sent as they
 // are with Content-Encoding when the client's Accept-Encoding prefers that coding.
 //
-// The choice is RFC 9110's (12.5.3), as negotiator makes it: q-values rank the
-// codings (`br;q=0.1, gzip` → gzip), q=0 excludes one (`gzip;q=0` → never gzip),
-// `*` stands for every coding not named, names are case-insensitive, identity is
-// acceptable unless excluded. On a tie the server's order wins: br, gzip, then
-// identity. No Accept-Encoding → identity. When nothing is acceptable (`*;q=0`,
+// The choice is RFC 9110's (12.5.3), made by ./accept-encoding.js: q-values
+// rank the codings (`br;q=0.1, gzip` → gzip), q=0 excludes one (`gzip;q=0` →
+// never gzip), `*` stands for every coding not named, names are
+// case-insensitive, identity is acceptable unless excluded. On a tie the
+// server's order wins: br, gzip, then identity. No Accept-Encoding → identity. When nothing is acceptable (`*;q=0`,
 // `identity;q=0` with no sibling accepted) the file itself is sent, as everyone
 // does, rather than 406.
 //
@@ -18,14 +18,14 @@
 // open-file cache's watches vouch for the answer (see serve-file.js), and the
 // header is parsed only when there is a sibling.
 
-const Negotiator = require('negotiator')
 const { statOrNothing } = require('../files')
+const { acceptedCodings } = require('./accept-encoding')
+const { IDENTITY, codingNames, suffixOf } = require('./codings')
 
-const CODINGS = [
-  { encoding: 'br', suffix: '.br' },
-  { encoding: 'gzip', suffix: '.gz' }
-]
-const PREFERRED = { preferred: CODINGS.map(({ encoding }) => encoding) }
+// The codings `precompressed: true` sends, in the server's order of preference
+// (./codings.js), each with its sibling's suffix.
+const ENCODINGS = codingNames(['br', 'gzip'])
+const CODINGS = ENCODINGS.map((encoding) => ({ encoding, suffix: suffixOf(encoding) }))
 
 // The names a sibling of `file` may have.
 function siblingNames (file) {
@@ -40,9 +40,6 @@ function siblingsOf (file) {
     () => null // an unreadable sibling is no sibling: the file itself is sent
   ))).then((found) => found.filter((sibling) => sibling !== null))
 }
-
-// The codings `precompressed: true` sends, in the server's order of preference.
-const ENCODINGS = Object.freeze(CODINGS.map(({ encoding }) => encoding))
 
 // The `precompressed` option → false, or the codings whose siblings are sent
 // (true: all of ENCODINGS; an array: those of it, as given).
@@ -63,8 +60,8 @@ function negotiateEncoding (req, allSiblings, encodings = ENCODINGS) {
   const siblings = encodings === ENCODINGS ? allSiblings : allSiblings.filter(({ encoding }) => encodings.includes(encoding))
   if (siblings.length === 0) return { sibling: null, vary: false }
   const available = siblings.map(({ encoding }) => encoding)
-  available.push('identity')
-  const best = new Negotiator(req).encodings(available, PREFERRED)[0]
+  available.push(IDENTITY)
+  const best = acceptedCodings(req.headers['accept-encoding'], available)[0]
   return { sibling: siblings.find(({ encoding }) => encoding === best) || null, vary: true }
 }
 
