@@ -174,9 +174,9 @@ class FileServer {
       }
     }
     const copied = copiesBody(req)
-    const withVariant = (entry) => ({ entry, bytes: null, typePath: located.path, encoding: variant.encoding, vary: true, copied, variant })
+    const withVariant = (entry, bytes = null) => ({ entry, bytes, typePath: located.path, encoding: variant.encoding, vary: true, copied, variant })
     // One in memory is its own body, no cache entry.
-    if (variant.body !== null) return { entry: null, bytes: variant.body, typePath: located.path, encoding: variant.encoding, vary: true, copied, variant }
+    if (variant.body !== null) return withVariant(null, variant.body)
     const entry = cache.take(variant.path, variant.stat, UNCONFINED, copied)
     if (entry !== null) return withVariant(entry)
     // Its file removed meanwhile (by hand, a cleaner of /tmp): the file

@@ -181,7 +181,7 @@ class VariantStore {
       return
     }
     record.pending.add(encoding)
-    this.queue.push({ record, entry, encoding, queuedAt: 0 }) // queuedAt: set by push()
+    this.queue.push({ record, entry, encoding })
   }
 
   // A variant was sent: `full` when the whole body (not a range, not HEAD).

@@ -54,8 +54,8 @@ function eventsWaiting () {
 }
 
 class RememberedPaths {
-  // `cache`: the OpenFileCache whose entries the paths name (its `max`, `entries`,
-  // evict(), forgetFile() and forgetBelow() are used); `maxWatches`: how many
+  // `cache`: the OpenFileCache whose entries the paths name (its `max`,
+  // entryOf(), isCurrent(), evict(), forgetFile() and forgetBelow() are used); `maxWatches`: how many
   // directories may be watched at once.
   constructor (cache, maxWatches) {
     this.cache = cache
