@@ -71,7 +71,9 @@ describe('the module map', () => {
 
 // The addon is reached through lib/engine's named calls alone
 // (lib/engine/addon-calls.js): no layer above takes the addon object and calls
-// into it, so that the engine is the one owner of what the addon does.
+// into it, or loads the binary itself (node-gyp-build, a .node file; its
+// binding.js is kept out by the module map above), so that the engine is the
+// one owner of what the addon does.
 describe('the addon', () => {
   const require = createRequire(import.meta.url)
   it('lib/engine exports named calls, never the addon object', () => {
@@ -83,9 +85,10 @@ describe('the addon', () => {
   for (const file of files) {
     const name = relative(file)
     if (inside(name, 'lib/engine')) continue
-    it(`${name} calls no addon object`, () => {
+    it(`${name} calls no addon object, and loads no addon of its own`, () => {
       const code = fs.readFileSync(file, 'utf8').replace(/\/\/.*$/gm, '')
       expect(code.match(/\bnative\s*(\?\.|\.|\[)|\{[^}]*\bnative\b[^}]*\}\s*=\s*require/g)).toBeNull()
+      expect(code.match(/require\(\s*'(node-gyp-build|[^']*\.node)'\s*\)/g)).toBeNull()
     })
   }
 })

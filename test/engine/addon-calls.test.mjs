@@ -4,6 +4,7 @@
 // each does through the index what the addon does. Real files, a real socket
 // pair; test/engine/open-beneath.test.mjs and the others cover each call in
 // depth, here the named door.
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import { once } from 'node:events'
 import net from 'node:net'
@@ -12,6 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import engine from '../../lib/engine/index.js'
 import { native } from '../../lib/engine/binding.js'
 import { makeTempDir, openFdCount, removeTempDir } from '../support/files.mjs'
+
+const ROOT = new URL('../..', import.meta.url).pathname
+const SCHED_IDLE = 5
 
 const CALLS = { openBeneath: 'openBeneath', lookupBeneath: 'lookupBeneath', closeFd: 'close', changesPending: 'changesPending', setCork: 'setCork', socketRoom: 'socketRoom', trimMemory: 'trimMemory', idlePriority: 'idlePriority', probeKernel: 'probeKernel' }
 
@@ -43,6 +47,35 @@ describe.runIf(native !== null)('with the addon', () => {
       fs.closeSync(rootFd)
     }
     expect(openFdCount()).toBe(before)
+  })
+
+  it('lookupBeneath stats a name and opens it beneath the folder, and refuses what leads out', async () => {
+    const before = openFdCount()
+    const root = path.join(dir, 'root')
+    const rootFd = fs.openSync(root, 'r')
+    try {
+      const opened = await engine.lookupBeneath(rootFd, 'inside.txt', path.join(root, 'inside.txt'), root)
+      expect(opened.link).toBe(false)
+      expect(fs.readFileSync(opened.fd, 'utf8')).toBe('inside')
+      engine.closeFd(opened.fd)
+      await expect(engine.lookupBeneath(rootFd, '../outside.txt', path.join(dir, 'outside.txt'), root))
+        .rejects.toMatchObject({ code: 'EXDEV' })
+    } finally {
+      fs.closeSync(rootFd)
+    }
+    expect(openFdCount()).toBe(before)
+  })
+
+  it('idlePriority moves every thread of the calling process to SCHED_IDLE (in a child: it cannot come back)', () => {
+    const script = `
+      const fs = require('node:fs')
+      const moved = require('./lib/engine').idlePriority()
+      const threads = fs.readdirSync('/proc/self/task')
+      const policies = threads.map((tid) => Number(fs.readFileSync('/proc/self/task/' + tid + '/stat', 'utf8').split(') ')[1].split(' ')[38]))
+      process.stdout.write(JSON.stringify({ moved, policies }))`
+    const { moved, policies } = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' }))
+    expect(moved).toBeGreaterThan(0)
+    expect(new Set(policies)).toEqual(new Set([SCHED_IDLE]))
   })
 
   it('changesPending tells whether the loop\'s inotify queue holds events, or null', () => {

@@ -1,8 +1,9 @@
 'use strict'
 
-// The native addon as lib/engine/binding.js found it: loaded or not, from where, and
-// the error that kept it out. Internal to the package (not the public API).
-const binding = require('../../../lib/engine')
+// The native addon as lib/engine found it: loaded or not, from where, and the
+// error that kept it out; and its kernel probe. Internal to the package (not
+// the public API).
+const engine = require('../../../lib/engine')
 
 function describeError (err) {
   if (err === null) return null
@@ -20,12 +21,12 @@ function libcOf (file) {
 // → { loaded, from: 'prebuild' | 'build' | 'other' | 'none', libc, path, loadError }
 function addonStatus () {
   return {
-    loaded: binding.zeroCopyAvailable,
-    from: binding.binary ? binding.binary.from : 'none',
-    libc: libcOf(binding.binary && binding.binary.path),
-    path: binding.binary ? binding.binary.path : null,
-    loadError: describeError(binding.loadError)
+    loaded: engine.zeroCopyAvailable,
+    from: engine.binary ? engine.binary.from : 'none',
+    libc: libcOf(engine.binary && engine.binary.path),
+    path: engine.binary ? engine.binary.path : null,
+    loadError: describeError(engine.loadError)
   }
 }
 
-module.exports = { addonStatus, probeKernel: binding.probeKernel }
+module.exports = { addonStatus, probeKernel: engine.probeKernel }
