@@ -38,24 +38,24 @@
 //   server closes).
 
 const path = require('node:path')
-const { createStaticHandler, HttpError } = require('../http')
+const { badOption, createStaticHandler, HttpError } = require('../http')
 const { KOA_DELIVERY, answering } = require('./koa/delivery')
 const { escapesRouted, isNonCanonical } = require('./raw-path')
 const KOA_FLAGS = ['defer', 'format', 'hidden', 'gzip', 'brotli']
 
 function validateFlags (options) {
   for (const name of KOA_FLAGS) {
-    if (options[name] !== undefined && typeof options[name] !== 'boolean') {
-      throw new TypeError(`option ${name} must be a boolean`)
-    }
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') throw badOption(name, 'a boolean', options[name])
   }
 }
 
 // koa-send's extensions: 'html' or '.html'; false for none.
 function extensionsOf (extensions) {
   if (extensions === undefined || extensions === false) return extensions
-  if (!Array.isArray(extensions)) throw new TypeError('option extensions must be an array of strings or false')
-  return extensions.map((extension) => typeof extension === 'string' ? extension.replace(/^\./, '') : extension)
+  if (!Array.isArray(extensions) || extensions.some((extension) => typeof extension !== 'string')) {
+    throw badOption('extensions', 'an array of strings or false', extensions)
+  }
+  return extensions.map((extension) => extension.replace(/^\./, ''))
 }
 
 // The status refusing a request path that normalises to another, or 0. Decoded
@@ -91,9 +91,7 @@ function handlerOptions (options) {
 }
 
 function serve (root, givenOptions) {
-  if (givenOptions !== undefined && givenOptions !== null && typeof givenOptions !== 'object') {
-    throw new TypeError('options must be an object')
-  }
+  if (givenOptions !== undefined && givenOptions !== null && typeof givenOptions !== 'object') throw badOption('', 'an object', givenOptions)
   const options = givenOptions || {}
   const handler = createStaticHandler(root, handlerOptions(options), {
     directories: options.format === false ? 'redirect' : 'index',

@@ -7,6 +7,7 @@ const { sendFile } = require('./send-file')
 const { createStaticHandler, serveStatic } = require('./serve-static')
 const { protectServer } = require('./protect-server')
 const { HttpError, isHttpError } = require('./http-error')
+const { badOption } = require('./bad-option')
 const { bytesBody, FileBody } = require('./delivery')
 const { DIRECTORY, locateFile, resolvePath, spellingBelow, splitUrl } = require('./target')
 const { acceptedCodings, codingNames, suffixOf } = require('./representation')
@@ -20,8 +21,10 @@ module.exports = {
   HttpError,
   isHttpError,
   // for the Koa and Fastify adapters: the handler without its middleware
-  // shape, the bodies they hand their framework, @fastify/static's lookups
+  // shape, the one style of a bad option's error, the bodies they hand their
+  // framework, @fastify/static's lookups
   createStaticHandler,
+  badOption,
   FileBody,
   bytesBody,
   DIRECTORY,

@@ -12,56 +12,29 @@
 
 const path = require('node:path')
 const { invalidArgType, invalidArgValue } = require('../engine')
-const { VariantStore } = require('./compress')
-const { OpenFileCache } = require('./files')
 const { httpError } = require('./http-error')
 const { DIRECTORY, locateFile, resolvePath } = require('./target')
 const { normalizeOptions } = require('./options')
+const { SharedStacks } = require('./stack')
 const { onClose } = require('./on-close')
 const { turnOf } = require('./delivery')
 const { promiseOf } = require('./promise-of')
 const { FileServer } = require('./serve-file')
 
-// One cache for every sendFile call: callers often pass a fresh options object.
-// It keeps no bodies in memory: sendFile's compressed variants are all written
-// to their folder and sent by sendfile.
-const cache = new OpenFileCache()
+// What every sendFile call shares: one open-file cache, and a variant store
+// per set of compress settings (./stack.js). Callers often pass a fresh
+// options object each call: those with the same settings share them.
+const stacks = new SharedStacks()
 const normalized = new WeakMap() // caller's options object → normalized options
 const servers = new WeakMap() // normalized options → their FileServer
 const defaults = normalizeOptions()
-
-// Compressed variants (`compress`) of sendFile's files: one store per set of
-// compress settings (callers often pass a fresh options object), at most 8.
-// Each removes its folder when it is evicted, when a server it answered for
-// emits 'close' (as the open-file cache closes its descriptors then; the store
-// stays usable), and when the process exits (./compress/cache-dir.js).
-const stores = new Map() // settings' signature → VariantStore
-const MAX_STORES = 8
-
-function storeFor (config) {
-  let store = stores.get(config.signature)
-  if (store === undefined) {
-    if (stores.size >= MAX_STORES) {
-      const [oldest, evicted] = stores.entries().next().value
-      stores.delete(oldest)
-      evicted.close()
-    }
-    store = new VariantStore(config, cache)
-    stores.set(config.signature, store)
-  }
-  return store
-}
-
-function closeStores () {
-  return Promise.all(Array.from(stores.values(), (store) => store.close()))
-}
+const closeStores = () => stacks.close()
 
 function optionsOf (options) {
-  if (options === undefined) return defaults
+  if (options === undefined || options === null) return defaults
   let value = normalized.get(options)
   if (value === undefined) {
     value = normalizeOptions(options)
-    if (value.compress) value = Object.freeze({ ...value, variants: storeFor(value.compress) })
     normalized.set(options, value)
   }
   return value
@@ -70,7 +43,7 @@ function optionsOf (options) {
 function serverFor (opts) {
   let server = servers.get(opts)
   if (server === undefined) {
-    server = new FileServer(opts, cache)
+    server = new FileServer(opts, stacks.stackFor(opts))
     servers.set(opts, server)
   }
   return server
@@ -84,7 +57,7 @@ function sendFile (req, res, file, options) {
   if (opts.root === null && !path.isAbsolute(file)) {
     throw invalidArgValue('path', file, 'must be absolute or options.root must be set')
   }
-  if (opts.variants !== undefined) {
+  if (opts.compress) {
     const server = req.socket && req.socket.server
     if (server) onClose(server, closeStores)
   }

@@ -64,17 +64,19 @@ function bodyKind (file) {
 }
 
 class FileServer {
-  // `options`: normalizeOptions()'s (with `delivery` and `variants` when there
-  // are); `cache`: the OpenFileCache its files are opened through.
-  constructor (options, cache) {
+  // `options`: normalizeOptions()'s; `cache`: the OpenFileCache its files are
+  // opened through; `variants`: the VariantStore (`compress`), or null;
+  // `delivery`: see RESPONSE, its default (all made by ./stack.js).
+  constructor (options, { cache, variants = null, delivery = RESPONSE }) {
     this.options = options
     this.cache = cache
+    this.variants = variants
+    this.delivery = delivery
     this.root = options.root // null: paths are absolute
     // The root files are confined to: none when there is no root or symlinks out
     // of it are allowed.
     this.confinedTo = options.root === null || options.allowSymlinksOutsideRoot ? null : options.root
     this.confined = cache.scope(this.confinedTo)
-    this.delivery = options.delivery || RESPONSE
     // How a miss looks up a name it then opens, for locateFile(): the name's stat
     // and the open in one pool round trip where the scope can (the file is then in
     // the cache, see OpenFileCache.statToOpen()).
@@ -137,7 +139,7 @@ class FileServer {
   openTarget (req, located, negotiated) {
     // A file with precompressed siblings is sent as they decide; one without may
     // have compressed variants (./compress/store.js).
-    if (this.options.variants && negotiated.sibling === null && !negotiated.vary && !located.encoding) {
+    if (this.variants !== null && negotiated.sibling === null && !negotiated.vary && !located.encoding) {
       return this.openCompressed(req, located)
     }
     return this.openPlain(req, located, negotiated)
@@ -148,7 +150,7 @@ class FileServer {
   // queued to be made from the file's open entry.
   openCompressed (req, located) {
     const { cache } = this
-    const store = this.options.variants
+    const store = this.variants
     const scope = this.scopeOf(located)
     const { variant, vary, wanted } = store.choose(req, located, located.path, scope.proof)
     const plain = (making = wanted) => {
@@ -306,7 +308,7 @@ class FileServer {
       delivery.none(req, res, path)
       return null
     }
-    if (variant !== undefined) options.variants.sent(variant, length === size)
+    if (variant !== undefined) this.variants.sent(variant, length === size)
     const body = entry === null ? file.bytes : memoryBody(entry, copied)
     if (body !== null) {
       const sent = delivery.bytes(req, res, path, length === size ? body : body.subarray(range.start, range.end + 1))

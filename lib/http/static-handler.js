@@ -5,8 +5,9 @@
 // FileServer (./serve-file). It resolves the path, serves a remembered one
 // without a lookup, locates the others, remembers what it found, and answers
 // a directory with its index or a redirect. Built by createStaticHandler()
-// (./serve-static), which checks the options and makes the collaborators: the
-// open-file cache, the variant store, and the frozen options.
+// (./serve-static) from the frozen options (./options.js) and the
+// collaborators made of them (./stack.js): the open-file cache, the variant
+// store, the delivery.
 
 const path = require('node:path')
 const { STATUS_CODES } = require('node:http')
@@ -38,22 +39,24 @@ function rememberable (resolved) {
 }
 
 class StaticHandler {
-  // `opts`: the frozen options (normalizeOptions()); `cache`: the open-file
-  // cache; `variants`: the VariantStore, or null. `directories`: 'redirect'
-  // (serve-static's: /dir → 301 /dir/, unless `redirect` is false) or 'index'
-  // (koa-static's `format`: /dir is answered with /dir/'s index, as if the
-  // slash were there). `exactSpelling` (zcopy/fastify's, as @fastify/static):
-  // a request path is served only as spelled on disk, not through a
-  // case-folding alias (see ./target/spelling.js).
-  constructor (opts, cache, variants, { directories, exactSpelling, fallthrough, redirect }) {
+  // `opts`: the frozen options (normalizeOptions()); `stack`: what
+  // buildStack() made of them: the open-file cache (`cache`), the VariantStore
+  // (`variants`, or null) and the `delivery`, handed to the FileServer.
+  // `directories`: 'redirect' (serve-static's: /dir → 301 /dir/, unless the
+  // `redirect` option is false) or 'index' (koa-static's `format`: /dir is
+  // answered with /dir/'s index, as if the slash were there). `exactSpelling`
+  // (zcopy/fastify's, as @fastify/static): a request path is served only as
+  // spelled on disk, not through a case-folding alias (see ./target/spelling.js).
+  constructor (opts, stack, { directories, exactSpelling }) {
+    const { cache, variants } = stack
     this.options = opts
     this.cache = cache
     this.variants = variants
     this.directories = directories
     this.exactSpelling = exactSpelling
-    this.fallthrough = fallthrough
-    this.redirect = redirect
-    this.files = new FileServer(opts, cache)
+    this.fallthrough = opts.fallthrough
+    this.redirect = opts.redirect
+    this.files = new FileServer(opts, stack)
     // → Promise of a file's stat, as fs.stat gives it (the same errors), for a
     // caller about to have handle() send it ({ file, stat }): a regular file
     // is opened in the same pool job, into this handler's open-file cache.

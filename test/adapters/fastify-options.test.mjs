@@ -91,7 +91,7 @@ describe('registration errors reject ready(), without the plugin timeout', () =>
     [{ root: '/x', wildcard: 'no' }, 'FST_STATIC_INVALID_OPTION_VALUE', /"wildcard" option must be a boolean/],
     [{ root: '/x', list: { format: 'xml' } }, 'FST_STATIC_INVALID_OPTION_VALUE', /"list.format" option must be json or html/],
     [{ root: ['/x', '/x/second'], list: true }, 'FST_STATIC_MULTIROOT_LIST_CONFLICT', /multi-root/],
-    [{ root: '/x', dotfiles: 'sometimes' }, undefined, /dotfiles option/]
+    [{ root: '/x', dotfiles: 'sometimes' }, undefined, /^options\.dotfiles must be 'allow', 'deny' or 'ignore', got 'sometimes'$/]
   ])('bad options %j: %s', async (given, code, message) => {
     const options = JSON.parse(JSON.stringify(given).replaceAll('/x', tree.root))
     if (typeof given.setHeaders === 'string') options.setHeaders = given.setHeaders

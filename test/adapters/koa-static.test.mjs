@@ -214,10 +214,10 @@ describe('koa-send options', () => {
 
   test('a bad option is a TypeError at creation', () => {
     for (const name of ['defer', 'format', 'hidden', 'gzip', 'brotli']) {
-      expect(() => serve(root, { [name]: 'yes' })).toThrow(new TypeError(`option ${name} must be a boolean`))
+      expect(() => serve(root, { [name]: 'yes' })).toThrow(new TypeError(`options.${name} must be a boolean, got 'yes'`))
     }
     expect(() => serve(root, { extensions: 'html' })).toThrow(TypeError)
-    expect(() => serve(root, 'public')).toThrow(new TypeError('options must be an object'))
+    expect(() => serve(root, 'public')).toThrow(new TypeError("options must be an object, got 'public'"))
     expect(() => serve()).toThrow(new TypeError('root path required'))
   })
 })

@@ -364,6 +364,29 @@ describe('sendFile({ compress })', () => {
       await app.close()
     }
   })
+
+  // A fresh options object per call, as callers often write it: calls with the
+  // same settings share one store, so the variant one call queued is sent to a later one.
+  test('calls with the same settings share one store', async () => {
+    const body = Buffer.concat([HUGE, Buffer.from('// fresh\n')])
+    await writeFile(join(root, 'fresh.js'), body)
+    const app = await listen((req, res) => zcopy.sendFile(req, res, req.url.slice(1), { root, compress: { cacheDir } })
+      .catch((err) => { res.statusCode = err.status || 500; res.end() }))
+    try {
+      const get = () => request(app.port, '/fresh.js', { headers: { 'accept-encoding': 'gzip' } })
+      expect((await get()).headers['content-encoding']).toBeUndefined()
+      let answer
+      for (let i = 0; i < 400; i++) {
+        answer = await get()
+        if (answer.headers['content-encoding'] === 'gzip') break
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
+      expect(answer.headers['content-encoding']).toBe('gzip')
+      expect(decode(answer).equals(body)).toBe(true)
+    } finally {
+      await app.close()
+    }
+  })
 })
 
 describe('the cache folder', () => {

@@ -284,8 +284,8 @@ describe('precompressed: a list of codings', () => {
   })
 
   test('anything but a boolean or a list of br and gzip is a TypeError', () => {
-    for (const value of ['yes', 1, ['deflate'], [true], {}]) {
-      expect(() => zcopy.serveStatic(root, { precompressed: value })).toThrow(new TypeError("option precompressed must be a boolean or an array of 'br', 'gzip'"))
+    for (const [value, shown] of [['yes', "'yes'"], [1, '1'], [['deflate'], "[ 'deflate' ]"], [[true], '[ true ]'], [{}, '{}']]) {
+      expect(() => zcopy.serveStatic(root, { precompressed: value })).toThrow(new TypeError(`options.precompressed must be a boolean or an array of 'br', 'gzip', got ${shown}`))
     }
   })
 })

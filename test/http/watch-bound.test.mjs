@@ -139,7 +139,7 @@ test('the root\'s parent is watched only when the root is a symbolic link', asyn
 })
 
 test('a bad maxWatches is a TypeError', () => {
-  for (const value of [-1, 1.5, '10', null]) {
-    expect(() => zcopy.serveStatic(root, { maxWatches: value })).toThrow(new TypeError('option maxWatches must be a non-negative integer'))
+  for (const [value, shown] of [[-1, '-1'], [1.5, '1.5'], ['10', "'10'"], [null, 'null']]) {
+    expect(() => zcopy.serveStatic(root, { maxWatches: value })).toThrow(new TypeError(`options.maxWatches must be a non-negative integer, got ${shown}`))
   }
 })

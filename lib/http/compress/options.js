@@ -2,12 +2,14 @@
 
 // The `compress` option → false, or the frozen settings a VariantStore runs
 // with. `true` means the defaults; an object overrides some of them. Bad values
-// throw a TypeError (wrong kind) or a RangeError (out of range) at creation.
+// throw a TypeError (wrong kind) or a RangeError (out of range) at creation,
+// in the style of every option's (../bad-option.js).
 
 const os = require('node:os')
 const path = require('node:path')
 const { ENCODED, encodesHere } = require('./encoders')
 const { typeFilter } = require('./types')
+const { badOption } = require('../bad-option')
 const { codingNames } = require('../representation')
 
 // The codings compress makes, in the server's order of preference (the table
@@ -32,24 +34,25 @@ function defaultCacheDir () {
   return path.join(os.tmpdir(), `zcopy-variants-${user}`)
 }
 
+const quoted = (names) => names.map((name) => `'${name}'`).join(', ')
+
+// A whole number of at least `min`: a TypeError for another kind, a RangeError below.
 function size (value, name, fallback, min) {
   if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new TypeError(`option compress.${name} must be an integer`)
-  if (value < min) throw new RangeError(`option compress.${name} must be at least ${min}`)
+  const mustBe = `an integer of at least ${min}`
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw badOption(`compress.${name}`, mustBe, value)
+  if (value < min) throw badOption(`compress.${name}`, mustBe, value, RangeError)
   return value
 }
 
 function encodingsOf (value) {
   if (value === undefined) return AVAILABLE
-  if (!Array.isArray(value) || value.some((encoding) => typeof encoding !== 'string')) {
-    throw new TypeError(`option compress.encodings must be an array of ${ENCODABLE.map((e) => `'${e}'`).join(', ')}`)
-  }
-  for (const encoding of value) {
-    if (!ENCODABLE.includes(encoding)) throw new RangeError(`option compress.encodings: unknown coding ${JSON.stringify(encoding)}`)
-  }
+  const mustBe = `an array of ${quoted(ENCODABLE)}`
+  if (!Array.isArray(value) || value.some((encoding) => typeof encoding !== 'string')) throw badOption('compress.encodings', mustBe, value)
+  if (!value.every((encoding) => ENCODABLE.includes(encoding))) throw badOption('compress.encodings', mustBe, value, RangeError)
   // zstd where this Node's zlib has it: asked for elsewhere, it is left out.
   const chosen = AVAILABLE.filter((encoding) => value.includes(encoding))
-  if (chosen.length === 0) throw new RangeError('option compress.encodings names no coding this Node can make')
+  if (chosen.length === 0) throw badOption('compress.encodings', `an array naming one of ${quoted(AVAILABLE)} (those this Node can make)`, value, RangeError)
   return Object.freeze(chosen)
 }
 
@@ -63,17 +66,15 @@ functionId.count = 0
 function compressOptions (value) {
   if (value === undefined || value === false || value === null) return false
   if (value === true) value = {}
-  if (typeof value !== 'object' || Array.isArray(value)) throw new TypeError('option compress must be a boolean or an object')
+  if (typeof value !== 'object' || Array.isArray(value)) throw badOption('compress', 'a boolean or an object', value)
   for (const key of Object.keys(value)) {
-    if (!KEYS.has(key)) throw new TypeError(`unknown option compress.${key}`)
+    if (!KEYS.has(key)) throw badOption(`compress.${key}`, `left out (the settings are ${[...KEYS].join(', ')})`, value[key])
   }
   const cacheDir = value.cacheDir === undefined ? defaultCacheDir() : value.cacheDir
-  if (cacheDir !== false && (typeof cacheDir !== 'string' || cacheDir === '')) {
-    throw new TypeError('option compress.cacheDir must be a path or false')
-  }
+  if (cacheDir !== false && (typeof cacheDir !== 'string' || cacheDir === '')) throw badOption('compress.cacheDir', 'a path or false', cacheDir)
   const threshold = size(value.threshold, 'threshold', DEFAULTS.threshold, 0)
   const maxSize = size(value.maxSize, 'maxSize', DEFAULTS.maxSize, 1)
-  if (maxSize < threshold) throw new RangeError('option compress.maxSize must not be below compress.threshold')
+  if (maxSize < threshold) throw badOption('compress.maxSize', `at least options.compress.threshold (${threshold})`, maxSize, RangeError)
   return Object.freeze({
     encodings: encodingsOf(value.encodings),
     types: typeFilter(value.types),

@@ -9,6 +9,7 @@
 
 const path = require('node:path')
 const mime = require('mime-types')
+const { badOption } = require('../bad-option')
 
 const DEFAULT_TYPES = Object.freeze([
   'text/*',
@@ -48,10 +49,10 @@ function testOf (pattern) {
 function typeFilter (value) {
   if (value === undefined) value = DEFAULT_TYPES
   if (typeof value === 'function') return (type) => Boolean(value(type))
-  if (!Array.isArray(value)) throw new TypeError('option compress.types must be an array of media types or a function')
-  const tests = value.map((pattern) => {
+  if (!Array.isArray(value)) throw badOption('compress.types', 'an array of media types or a function', value)
+  const tests = value.map((pattern, i) => {
     if (typeof pattern !== 'string' || !PATTERN.test(pattern.toLowerCase())) {
-      throw new TypeError(`option compress.types: ${JSON.stringify(pattern)} is not a media type or pattern ('text/*', 'application/*+json')`)
+      throw badOption(`compress.types[${i}]`, "a media type or a pattern ('text/*', 'application/*+json')", pattern)
     }
     return testOf(pattern.toLowerCase())
   })

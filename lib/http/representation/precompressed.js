@@ -18,6 +18,7 @@
 // open-file cache's watches vouch for the answer (see serve-file.js), and the
 // header is parsed only when there is a sibling.
 
+const { badOption } = require('../bad-option')
 const { statOrNothing } = require('../files')
 const { acceptedCodings } = require('./accept-encoding')
 const { IDENTITY, codingNames, suffixOf } = require('./codings')
@@ -47,7 +48,7 @@ function precompressedEncodings (value) {
   if (value === undefined || value === false) return false
   if (value === true) return ENCODINGS
   if (!Array.isArray(value) || !value.every((encoding) => ENCODINGS.includes(encoding))) {
-    throw new TypeError(`option precompressed must be a boolean or an array of ${ENCODINGS.map((e) => `'${e}'`).join(', ')}`)
+    throw badOption('precompressed', `a boolean or an array of ${ENCODINGS.map((e) => `'${e}'`).join(', ')}`, value)
   }
   return value.length === 0 ? false : Object.freeze(ENCODINGS.filter((encoding) => value.includes(encoding)))
 }
