@@ -5,6 +5,7 @@ const yargs = require('yargs/yargs')
 const { hideBin } = require('yargs/helpers')
 const { UsageError, failureLine, COMMANDS } = require('../tools/usage-error')
 const { helpWidth } = require('./lib/help-layout')
+const { suggestFlags } = require('./lib/flag-suggestion')
 const { version } = require('../package.json')
 
 // What the user typed, made into what yargs reads:
@@ -50,9 +51,12 @@ async function main (args) {
     .alias('h', 'help')
     .epilog("A command's options: zcopy help <command> (or zcopy <command> --help).")
     .wrap(helpWidth())
-    .fail((message, err) => {
+    // `usage`: yargs' usage of the command being parsed, whose described
+    // options are its flags.
+    .fail((message, err, usage) => {
       const suggestion = message && /^Did you mean (\S+)\?$/.exec(message)
       if (suggestion) message = `unknown command '${args[0]}': did you mean ${suggestion[1]}?`
+      else if (message) message = suggestFlags(message, args, Object.keys(usage.getDescriptions())) ?? message
       throw message ? new UsageError(message) : err
     })
     .parseAsync()

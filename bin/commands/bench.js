@@ -14,6 +14,7 @@ const { renderTable } = require('../../tools/render/table')
 const { renderMarkdown } = require('../../tools/render/markdown')
 const { renderSvg } = require('../../tools/render/svg')
 const { renderExamples } = require('../lib/help-layout')
+const { benchNotes } = require('../lib/bench-notes')
 
 const DEFAULT_SIZES = '4KiB,1MiB,64MiB'
 const DEFAULT_DURATION = 1
@@ -153,8 +154,15 @@ exports.handler = async (argv) => {
     temp.remove()
   }
   const report = { machine, rounds: argv.rounds, baseline: argv.baseline, results }
-  if (argv.svg !== undefined) fs.writeFileSync(argv.svg, renderSvg(report))
+  if (argv.svg !== undefined) {
+    fs.writeFileSync(argv.svg, renderSvg(report))
+    // On stderr: stdout stays the --json or --markdown document.
+    process.stderr.write(`zcopy: wrote the chart to ${path.resolve(argv.svg)}\n`)
+  }
   if (argv.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n')
   else if (argv.markdown) process.stdout.write(renderMarkdown(report))
-  else process.stdout.write(argv.wide ? renderTable(report, COLUMNS) : renderTable(report, NARROW, { fit: true }))
+  else {
+    process.stdout.write(argv.wide ? renderTable(report, COLUMNS) : renderTable(report, NARROW, { fit: true }))
+    process.stdout.write(['', ...benchNotes(report, { wide: argv.wide })].join('\n') + '\n')
+  }
 }

@@ -56,4 +56,4 @@ function renderExamples (examples, width = helpWidth(), name = 'zcopy') {
   return lines.join('\n')
 }
 
-module.exports = { helpWidth, renderExamples }
+module.exports = { helpWidth, renderExamples, wrapWords }

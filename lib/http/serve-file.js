@@ -152,18 +152,13 @@ class FileServer {
     const { cache } = this
     const store = this.variants
     const scope = this.scopeOf(located)
-    const { variant, vary, wanted } = store.choose(req, located, located.path, scope.proof)
+    const { variant, vary, wanted, pending } = store.choose(req, located, located.path, scope.proof)
+    // The file itself, marked `variantPending` when the coding the client
+    // prefers is being made (already, or queued now).
     const plain = (making = wanted) => {
       const opened = this.openPlain(req, located, vary ? VARYING : IDENTITY)
-      if (making === null) return opened
-      if (!(opened instanceof Promise)) {
-        store.want(opened.entry, making)
-        return opened
-      }
-      return opened.then((file) => {
-        store.want(file.entry, making)
-        return file
-      })
+      const mark = (file) => (making === null ? pending : store.want(file.entry, making)) ? { ...file, variantPending: true } : file
+      return opened instanceof Promise ? opened.then(mark) : mark(opened)
     }
     if (variant === null) return plain()
     if (wanted !== null) {
@@ -268,10 +263,12 @@ class FileServer {
   }
 
   // The body is sent: `file` is released, and the application's onSent hears
-  // `sent` (see sendBody), unless it is null (there was no body).
+  // `sent` (see sendBody), unless it is null (there was no body); with
+  // `variantPending: true` when the file itself went because its compressed
+  // variant was being made.
   releaseAfterBody (res, sent, file) {
     this.release(file)
-    if (sent !== null && this.options.onSent) this.options.onSent(res, sent)
+    if (sent !== null && this.options.onSent) this.options.onSent(res, file.variantPending ? { ...sent, variantPending: true } : sent)
   }
 
   // Status and headers, then the body: the promise of its delivery; what was sent
@@ -309,6 +306,7 @@ class FileServer {
       return null
     }
     if (variant !== undefined) this.variants.sent(variant, length === size)
+    else if (file.variantPending) this.variants.sentWhilePending()
     const body = entry === null ? file.bytes : memoryBody(entry, copied)
     if (body !== null) {
       const sent = delivery.bytes(req, res, path, length === size ? body : body.subarray(range.start, range.end + 1))

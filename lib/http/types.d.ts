@@ -53,9 +53,10 @@ export interface FileResponseOptions {
    * errors), with how it went: `bytes` sent, `zeroCopy` true only when the kernel
    * moved them with sendfile, `fromMemory` for the memory cache, and `complete`
    * false when the client went away first (`bytes` is then what was sent until
-   * then).
+   * then); `variantPending` when, with `compress`, the file itself went because
+   * its compressed variant was being made.
    */
-  onSent?: (res: ServerResponse | Http2ServerResponse, sent: { bytes: number, zeroCopy: boolean, fromMemory?: true, complete: boolean }) => void
+  onSent?: (res: ServerResponse | Http2ServerResponse, sent: { bytes: number, zeroCopy: boolean, fromMemory?: true, complete: boolean, variantPending?: true }) => void
 }
 
 /** The `compress` option's settings (each optional). */
@@ -88,6 +89,8 @@ export interface CompressStats {
   made: number
   /** Responses answered with a variant (200 and 206). */
   served: number
+  /** Bodies sent as the file itself (identity) because the coding the client prefers was still being made (the first request of a file). */
+  identityWhilePending: number
   /** Variants removed: beyond `cacheBytes`, or their file changed. */
   evicted: number
   /** Compressions or writes that failed (the file was sent as it is). */

@@ -113,7 +113,8 @@ describe('zcopy bench output formats', () => {
     expect(machine.join(' · ')).toContain(`Node ${process.version}`)
     expect(lines[header]).toMatch(/^mode\s+size\s+method\s+MB\/s\s+p50 ms\s+p99 ms\s+main ms\/GiB\s+vs stream$/)
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(80) // an 80-column terminal
-    expect(lines.slice(header + 1).map((line) => /^(\S+)\s+(\d+ \S+)\s+(\S+)/.exec(line).slice(1).join(' '))).toEqual([
+    const table = lines.slice(header + 1, lines.indexOf('', header)) // then the notes (see below)
+    expect(table.map((line) => /^(\S+)\s+(\d+ \S+)\s+(\S+)/.exec(line).slice(1).join(' '))).toEqual([
       'file 2 KiB zcopy', 'file 2 KiB stream', 'file 2 KiB copyFile'
     ])
     expect(lines[header + 2]).toMatch(/ 1×$/)
@@ -169,10 +170,26 @@ describe('zcopy bench output formats', () => {
     expect(rounds).toContain('\r\x1b[K[4/6] file 2 KiB stream (round 2/2)…') // rotated: stream first in round 2
   })
 
-  test('--markdown prints a table to paste and --svg writes a bar chart', async () => {
-    const svg = path.join(tmpdir, 'chart.svg')
-    const { code, stdout } = await bench(['--mode', 'socket', '--sizes', '8KiB', '--iterations', '2', '--markdown', '--svg', svg])
+  // Issue 65, item 13: a verdict from this run's figures, the unit explained,
+  // and how to get more rounds.
+  test('under the table: one verdict line, what ms/GiB means, how to get more rounds', async () => {
+    const { code, stdout } = await bench(['--mode', 'socket', '--sizes', '4KiB,64KiB', '--iterations', '3'])
     expect(code).toBe(0)
+    const ratio = (size) => stdout.split('\n').find((line) => new RegExp(`^socket\\s+${size}\\s+zcopy\\s`).test(line)).trim().split(/\s+/).at(-1)
+    // The sentences under the table, wrapped to its 80 columns.
+    const notes = stdout.slice(stdout.indexOf('\nzcopy moved') + 1)
+    for (const line of notes.split('\n')) expect(line.length).toBeLessThanOrEqual(80)
+    const sentences = notes.trimEnd().split('\n').join(' ')
+    expect(sentences.match(/zcopy moved/g)).toHaveLength(1)
+    expect(sentences).toContain(`zcopy moved 64 KiB over a socket ${ratio('64 KiB')} ${Number.parseFloat(ratio('64 KiB')) >= 1 ? 'faster than' : 'the speed of'} the stream pipe, 4 KiB ${ratio('4 KiB')}: on this machine, in this run main ms/GiB: ms of JavaScript-thread CPU per GiB moved`)
+    expect(sentences).toMatch(/ One round(, noisy \(a p99 [\d.,]+× its p50\))?: --rounds 5 gives each figure's median and min–max over 5$/)
+  })
+
+  test('--markdown prints a table to paste and --svg writes a bar chart, and says where', async () => {
+    const svg = path.join(tmpdir, 'chart.svg')
+    const { code, stdout, stderr } = await bench(['--mode', 'socket', '--sizes', '8KiB', '--iterations', '2', '--markdown', '--svg', svg])
+    expect(code).toBe(0)
+    expect(stderr).toBe(`zcopy: wrote the chart to ${svg}\n`)
     const lines = stdout.trimEnd().split('\n')
     // Issue 50, item 6: the table names the commit it measured (run from a checkout).
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
@@ -186,6 +203,10 @@ describe('zcopy bench output formats', () => {
     expect(chart.trimEnd()).toMatch(/<\/svg>$/)
     expect(chart.match(/<rect /g)).toHaveLength(3) // background + one bar per method
     expect(chart).toContain('socket · 8 KiB')
+    // The subtitle is wrapped, none of its lines cut at the chart's 900 px.
+    const subtitle = [...chart.matchAll(/<text [^>]*class="sub">([^<]*)<\/text>/g)].map(([, line]) => line)
+    expect(subtitle.join(' · ')).toMatch(/ · bars scaled to the fastest of each group$/)
+    for (const line of subtitle) expect(line.length).toBeLessThanOrEqual(115)
     expect(chart).not.toMatch(/<script|href=/)
     expect(leftovers()).toEqual(['chart.svg'])
   })

@@ -28,6 +28,8 @@ function get (url, file, acceptEncoding = 'gzip, deflate, br') {
   })
 }
 
+// Issue 65, item 9: the first request's identity answer is said at start, in
+// the access log (text and JSON) and in stats (identityWhilePending).
 test('by default: identity first, then br from the variant; one line at start; the log shows the encoding', async () => {
   const server = await startServe(root, [])
   let answer
@@ -47,9 +49,12 @@ test('by default: identity first, then br from the variant; one line at start; t
     const { stdout } = await server.stop()
     const cacheBase = path.join(os.tmpdir(), `zcopy-variants-${process.getuid()}`)
     expect(stdout.split('\n').filter((line) => line.includes('compressing text files'))).toEqual([
-      `  compressing text files once each (${['br', ...(typeof zlib.zstdCompress === 'function' ? ['zstd'] : []), 'gzip'].join(', ')}), in the background; larger results kept in ${cacheBase} (--no-compress: off)`
+      `  compressing text files once each (${['br', ...(typeof zlib.zstdCompress === 'function' ? ['zstd'] : []), 'gzip'].join(', ')}), in the background (the first request of a file gets it uncompressed while its variant is made); larger results kept in ${cacheBase} (--no-compress: off)`
     ])
     expect(stdout).toMatch(new RegExp(`GET /app.js 200 ${answer.body.length} B \\d+\\.\\d ms (memory|zero-copy|stream) br\\n`))
+    expect(stdout).toMatch(new RegExp(`GET /app.js 200 ${big.length} B \\d+\\.\\d ms (memory|zero-copy|stream) identity \\(variant pending\\)\\n`))
+    // A file that gets no variant (an image) is no pending one.
+    expect(stdout).toMatch(new RegExp(`GET /photo.png 200 ${big.length} B \\d+\\.\\d ms (memory|zero-copy|stream)\\n`))
     // Its own folder is gone with it.
     const left = fs.existsSync(cacheBase) ? fs.readdirSync(cacheBase).filter((name) => name.startsWith(`v-${server.cli.child.pid}-`)) : []
     expect(left).toEqual([])
@@ -86,7 +91,7 @@ test.skipIf(process.getuid() !== 0)('a default cache folder that is another user
   const server = await startServe(site, [], { env: { TMPDIR: tmp } })
   try {
     const [line, folder] = await waitForStdout(server.cli, /compressing text files .*; larger results kept in (\S+) \(--no-compress: off\)\n/)
-    expect(line).toContain(`compressing text files once each (${ENCODINGS}), in the background;`)
+    expect(line).toContain(`compressing text files once each (${ENCODINGS}), in the background (the first request of a file gets it uncompressed while its variant is made);`)
     expect(folder).not.toBe(foreign)
     expect(path.dirname(folder)).toBe(tmp)
     expect(path.basename(folder)).toMatch(/^zcopy-variants-\w{6,}$/)
@@ -125,7 +130,7 @@ test('no cache folder can be made at all: the start line says the variants stay 
     const said = stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((line) => line.compress)
     expect(said).toHaveLength(1)
     expect(said[0].compress).toEqual({ encodings: ENCODINGS.split(', '), cacheDir: null, memoryOnly: true })
-    expect(said[0].msg).toBe(`  compressing text files once each (${ENCODINGS}), in the background; results kept in memory only, up to 64 KiB each: no folder could be made in ${path.join(notAFolder, `zcopy-variants-${process.getuid()}`)}, larger files are sent as they are (--no-compress: off)`)
+    expect(said[0].msg).toBe(`  compressing text files once each (${ENCODINGS}), in the background (the first request of a file gets it uncompressed while its variant is made); results kept in memory only, up to 64 KiB each: no folder could be made in ${path.join(notAFolder, `zcopy-variants-${process.getuid()}`)}, larger files are sent as they are (--no-compress: off)`)
     expect(stderr).toMatch(/ZCOPY_COMPRESS/)
   } finally {
     server.cli.child.kill('SIGKILL')

@@ -50,12 +50,14 @@ describe('zcopy serve: where it listens', () => {
     }
   })
 
-  test('no port chosen and 8080 taken: says so and takes a free one', async () => {
+  // Issue 65, item 10: the default port or $PORT taken is no dead end; the
+  // line names the port taken instead.
+  test('no --port and 8080 taken: says which free port it took instead', async () => {
     const release = await occupy(8080)
     try {
       const cli = startCli(['serve', root], { env: { PORT: '', NODE_ENV: 'development' } })
-      const [, url] = await waitForStdout(cli, /at (http:\/\/127\.0\.0\.1:(\d+)\/)/)
-      expect(cli.stdout()).toMatch(/^zcopy: port 8080 is in use; using a free port instead$/m)
+      const [, url, port] = await waitForStdout(cli, /at (http:\/\/127\.0\.0\.1:(\d+)\/)/)
+      expect(cli.stdout()).toMatch(new RegExp(`^zcopy: port 8080 is taken; using ${port} instead$`, 'm'))
       expect(url).not.toBe('http://127.0.0.1:8080/')
       expect(await (await fetch(new URL('hello.txt', url))).text()).toBe('hello\n')
       cli.child.kill('SIGINT')
@@ -65,16 +67,32 @@ describe('zcopy serve: where it listens', () => {
     }
   })
 
-  test('a port in use that was asked for (--port, PORT, production): one line, exit code 1', async () => {
+  test('$PORT taken (not in production): says which free port it took instead', async () => {
+    const blocker = net.createServer().listen(0, '127.0.0.1')
+    await once(blocker, 'listening')
+    const taken = blocker.address().port
+    try {
+      const cli = startCli(['serve', root], { env: { PORT: String(taken), NODE_ENV: 'development' } })
+      const [, url, port] = await waitForStdout(cli, /at (http:\/\/127\.0\.0\.1:(\d+)\/)/)
+      expect(cli.stdout()).toMatch(new RegExp(`^zcopy: port ${taken} is taken; using ${port} instead$`, 'm'))
+      expect(await (await fetch(new URL('hello.txt', url))).text()).toBe('hello\n')
+      cli.child.kill('SIGINT')
+      expect((await cli.output()).code).toBe(0)
+    } finally {
+      blocker.close()
+    }
+  })
+
+  test('a port in use that was asked for (--port; PORT in production): one line suggesting -p 0, exit code 1', async () => {
     const blocker = net.createServer().listen(0, '127.0.0.1')
     await once(blocker, 'listening')
     const { port } = blocker.address()
     try {
-      for (const [args, env] of [[['--port', String(port)], {}], [[], { PORT: String(port) }]]) {
-        const { code, stdout, stderr } = await runCli(['serve', root, ...args], { env })
+      for (const [args, env] of [[['--port', String(port)], {}], [[], { PORT: String(port), NODE_ENV: 'production' }]]) {
+        const { code, stdout, stderr } = await runCli(['serve', root, ...args, '--workers', '1'], { env })
         expect(code).toBe(1)
         expect(stdout).toBe('')
-        expect(stderr).toBe(`zcopy: port ${port} is already in use on 127.0.0.1\n`)
+        expect(stderr).toBe(`zcopy: port ${port} is already in use on 127.0.0.1; choose another port, or -p 0 for any free one\n`)
       }
     } finally {
       blocker.close()
@@ -92,6 +110,26 @@ describe('zcopy serve: where it listens', () => {
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
     expect(fs.readFileSync(marker, 'utf8').trim()).toBe(server.url)
+    expect((await server.stop()).code).toBe(0)
+  })
+
+  // Issue 65, item 12: an opener that fails (xdg-open exits 3 with no browser)
+  // or is missing is said, with the URL to open by hand; serving goes on.
+  test.each([
+    ['exits non-zero', (dir) => {
+      const opener = `${dir}/failing-opener.sh`
+      fs.writeFileSync(opener, '#!/bin/sh\nexit 3\n', { mode: 0o755 })
+      return opener
+    }, /exit code 3/],
+    ['is missing', (dir) => `${dir}/no-such-opener`, /not found/]
+  ])('--open with an opener that %s: says so and prints the URL', async (_, makeOpener, why) => {
+    const opener = makeOpener(root)
+    const server = await startServe(root, ['--open'], { env: { ZCOPY_OPENER: opener } })
+    const [line] = await waitForStdout(server.cli, /^zcopy: could not open a browser .*$/m, { within: 5000 })
+    expect(line).toMatch(why)
+    expect(line).toContain(`(${opener}: `)
+    expect(line.endsWith(`; open ${server.url} yourself`)).toBe(true)
+    expect(await (await fetch(new URL('hello.txt', server.url))).text()).toBe('hello\n')
     expect((await server.stop()).code).toBe(0)
   })
 })

@@ -107,7 +107,7 @@ describe('zcopy serve --workers', () => {
       const { code, stdout, stderr } = await runCli(['serve', root, '--workers', '2', '--port', String(port)])
       expect(code).toBe(1)
       expect(stdout).toBe('')
-      expect(stderr).toBe(`zcopy: port ${port} is already in use on 127.0.0.1\n`)
+      expect(stderr).toBe(`zcopy: port ${port} is already in use on 127.0.0.1; choose another port, or -p 0 for any free one\n`)
     } finally {
       blocker.close()
     }
@@ -127,7 +127,7 @@ describe('zcopy serve --workers', () => {
       const { code, stdout, stderr } = await runCli(['serve', root, '--workers', '2', '--port', String(port)], {
         env: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${hook}` }
       })
-      expect(stderr).toBe(`zcopy: port ${port} is already in use on 127.0.0.1\n`)
+      expect(stderr).toBe(`zcopy: port ${port} is already in use on 127.0.0.1; choose another port, or -p 0 for any free one\n`)
       expect(stdout).toBe('')
       expect(code).toBe(1)
     } finally {

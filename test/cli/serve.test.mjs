@@ -78,7 +78,7 @@ describe('zcopy serve', () => {
       const { code, stdout, stderr } = await runCli(['serve', root, '--port', String(port)])
       expect(code).toBe(1)
       expect(stdout).toBe('')
-      expect(stderr).toBe(`zcopy: port ${port} is already in use on 127.0.0.1\n`)
+      expect(stderr).toBe(`zcopy: port ${port} is already in use on 127.0.0.1; choose another port, or -p 0 for any free one\n`)
     } finally {
       blocker.close()
     }

@@ -74,6 +74,11 @@ describe('bad input: one line on stderr, exit code 2', () => {
     [['bench', '--sizes', '4KiB,-1'], /--sizes: invalid size '-1' \(a size cannot be negative\)/],
     [['server', '.'], /unknown command 'server': did you mean serve\? \(see 'zcopy --help'\)/],
     [['bnech'], /unknown command 'bnech': did you mean bench\?/],
+    // issue 65, item 11: a mistyped flag is named with the nearest known one
+    [['serve', '.', '--singel'], /^zcopy: unknown flag --singel: did you mean --single\? \(see 'zcopy serve --help'\)$/m],
+    [['serve', '.', '--max-agee', '3'], /^zcopy: unknown flag --max-agee: did you mean --max-age\? \(see/m],
+    [['serve', '.', '--prot=3', '--frob'], /unknown flag --prot: did you mean --port\?; also unknown: frob \(see/],
+    [['bench', '--jsn'], /unknown flag --jsn: did you mean --json\? \(see 'zcopy bench --help'\)/],
     [['help', 'copy'], /no help for 'copy': the commands are bench, serve, doctor/]
   ])('zcopy %j', async (args, pattern) => {
     expectOneLineUsageError(await runCli(args), pattern)

@@ -66,13 +66,19 @@ describe('serveStatic({ compress: true })', () => {
   afterAll(() => s.close())
 
   test('first request: the file itself at once, with Vary; then the variant, decoded to the same bytes', async () => {
+    const pendingBefore = s.serve.stats().compressed.identityWhilePending
     const first = await s.get('/small.css', 'gzip, deflate, br')
     expect(first.status).toBe(200)
     expect(first.headers['content-encoding']).toBeUndefined()
     expect(first.headers.vary).toBe('Accept-Encoding')
     expect(first.body.equals(SMALL)).toBe(true)
+    // Issue 65, item 9: that answer is counted, and onSent says why it was identity.
+    expect(s.serve.stats().compressed.identityWhilePending).toBe(pendingBefore + 1)
+    expect(s.sent.at(-1)).toMatchObject({ bytes: SMALL.length, variantPending: true })
     await s.serve.compressed()
     const second = await s.get('/small.css', 'gzip, deflate, br')
+    expect(s.serve.stats().compressed.identityWhilePending).toBe(pendingBefore + 1)
+    expect(s.sent.at(-1).variantPending).toBeUndefined()
     expect(second.headers['content-encoding']).toBe('br')
     expect(second.headers.vary).toBe('Accept-Encoding')
     expect(Number(second.headers['content-length'])).toBe(second.body.length)

@@ -45,7 +45,7 @@ const compressing = serveStatic('public', {
 serveStatic('public', { compress: true, precompressed: true })
 serveStatic('public', { compress: { types: (type: string) => type.startsWith('text/') } })
 const variants = compressing.stats().compressed
-if (variants !== undefined) void [variants.made, variants.served, variants.evicted, variants.bytesSaved, variants.cheap, variants.overBudget, variants.cpuMs, variants.cacheDir]
+if (variants !== undefined) void [variants.made, variants.served, variants.identityWhilePending, variants.evicted, variants.bytesSaved, variants.cheap, variants.overBudget, variants.cpuMs, variants.cacheDir]
 const idle: Promise<void> = compressing.compressed()
 void idle
 sendFile(null as any, null as any, '/srv/app.js', { compress: true })

@@ -13,6 +13,10 @@ const BAR_HEIGHT = 18
 const BAR_GAP = 4
 const GROUP_GAP = 18
 const TOP = 64
+const SUB_LINE = 16 // px from one subtitle line to the next
+// Characters of subtitle per line: at 12 px, about 6.5 px each, with a margin
+// so that no line is cut at the chart's WIDTH.
+const SUB_CHARS = 115
 const COLORS = ['#2b6cb0', '#a0aec0', '#38a169', '#d69e2e', '#805ad5']
 
 const escapeXml = (text) => String(text).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c])
@@ -27,11 +31,23 @@ function groupsOf (results) {
   return groups
 }
 
+// The subtitle's parts, joined by ' · ' into lines of at most SUB_CHARS.
+function subtitleLines (text) {
+  const lines = []
+  for (const part of text.split(' · ')) {
+    const last = lines.length - 1
+    if (last >= 0 && lines[last].length + 3 + part.length <= SUB_CHARS) lines[last] += ' · ' + part
+    else lines.push(part)
+  }
+  return lines
+}
+
 function renderSvg (report) {
   const { results, baseline = 'stream' } = report
   const methods = [...new Set(results.map((row) => row.method))]
+  const subtitle = subtitleLines(`${describeReport(report)} · bars scaled to the fastest of each group`)
   const parts = []
-  let y = TOP
+  let y = TOP + (subtitle.length - 1) * SUB_LINE
   for (const [label, rows] of groupsOf(results)) {
     const max = Math.max(...rows.map((row) => row.throughput))
     parts.push(`<text x="10" y="${y + 13}" class="group">${escapeXml(label)}</text>`)
@@ -54,7 +70,7 @@ function renderSvg (report) {
     '<style>.title{font-size:16px;font-weight:600}.sub{fill:#4a5568}.group{font-weight:600}.method{text-anchor:end}</style>',
     `<rect width="${WIDTH}" height="${height}" fill="#fff"/>`,
     `<text x="10" y="24" class="title">zcopy bench: throughput by method (MB/s, ratio to ${escapeXml(baseline)})</text>`,
-    `<text x="10" y="44" class="sub">${escapeXml(describeReport(report))} · bars scaled to the fastest of each group</text>`,
+    ...subtitle.map((line, i) => `<text x="10" y="${44 + i * SUB_LINE}" class="sub">${escapeXml(line)}</text>`),
     ...parts,
     '</svg>'
   ].join('\n') + '\n'

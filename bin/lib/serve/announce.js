@@ -34,6 +34,10 @@ function announceListening (say, { root, address, zcopy, config, workers = null,
   return local
 }
 
+// What the first request of a file gets, said so that it reads as no bug (the
+// access log marks those answers `identity (variant pending)`).
+const FIRST_REQUEST = 'the first request of a file gets it uncompressed while its variant is made'
+
 // Once, at start: text files are compressed, into which folder (--no-compress).
 // `folders`: the folder each store actually uses, which is not the default one
 // when that is another user's (a fresh one is made then), or none (variants
@@ -50,7 +54,7 @@ function announceCompression (say, folders) {
   } else {
     where = `results kept in memory only, up to 64 KiB each: no folder could be made in ${configured}, larger files are sent as they are`
   }
-  say(`  compressing text files once each (${COMPRESSION_ENCODINGS.join(', ')}), in the background; ${where} (--no-compress: off)`, {
+  say(`  compressing text files once each (${COMPRESSION_ENCODINGS.join(', ')}), in the background (${FIRST_REQUEST}); ${where} (--no-compress: off)`, {
     compress: { encodings: COMPRESSION_ENCODINGS, cacheDir: bases.length > 0 ? bases[0] : null, ...(bases.length > 1 ? { cacheDirs: bases } : {}), memoryOnly: bases.length === 0 && none > 0 }
   })
 }

@@ -1,9 +1,10 @@
 'use strict'
 
-// Listening for zcopy serve: a port in use is a runtime failure (exit code 1),
-// unless the user chose no port (no --port, no PORT, not in production): then
-// it is said, and any free port is taken instead. An address that is not this
-// machine's stays a usage error.
+// Listening for zcopy serve: a port in use is a runtime failure (exit code 1)
+// whose line suggests -p 0, when the port was given with --port (or in
+// production); otherwise (the default 8080, or $PORT) any free port is taken
+// instead, and the line says which. An address that is not this machine's stays
+// a usage error.
 
 const { UsageError } = require('../../../tools/usage-error')
 const { LISTEN_ERRORS } = require('../../../tools/listen')
@@ -21,10 +22,16 @@ function listenOnce (server, port, host) {
 function describe (err, port, host) {
   const reason = LISTEN_ERRORS[err.code]
   if (!reason) return err
-  const message = reason({ port, host })
+  let message = reason({ port, host })
+  if (err.code === 'EADDRINUSE') message += '; choose another port, or -p 0 for any free one'
   const described = err.code === 'EADDRINUSE' || err.code === 'EACCES' ? new Error(message) : new UsageError(message)
   described.code = err.code
   return described
+}
+
+// The line that says a free port was taken for the one asked.
+function portTakenLine (asked, used) {
+  return `zcopy: port ${asked} is taken; using ${used} instead`
 }
 
 // → server.address(). `say` tells about the fallback.
@@ -33,13 +40,15 @@ async function listenPort (server, { port, fallback, host }, say) {
     return await listenOnce(server, port, host)
   } catch (err) {
     if (err.code !== 'EADDRINUSE' || !fallback) throw describe(err, port, host)
-    say(`zcopy: port ${port} is in use; using a free port instead`)
-    try {
-      return await listenOnce(server, 0, host)
-    } catch (again) {
-      throw describe(again, 0, host)
-    }
   }
+  let address
+  try {
+    address = await listenOnce(server, 0, host)
+  } catch (again) {
+    throw describe(again, 0, host)
+  }
+  say(portTakenLine(port, address.port))
+  return address
 }
 
-module.exports = { listenPort, describeListenError: describe }
+module.exports = { listenPort, portTakenLine, describeListenError: describe }

@@ -2,7 +2,9 @@
 
 // --open: the platform's opener (open on macOS, start on Windows, xdg-open
 // elsewhere), or ZCOPY_OPENER when set (a command given the URL as its one
-// argument; the tests use it). Failing to open is said, never fatal.
+// argument; the tests use it). Failing to open (no opener, or one that exits
+// non-zero, as xdg-open does with no browser) is said, with the URL to open by
+// hand; never fatal.
 
 const { spawn } = require('node:child_process')
 
@@ -15,12 +17,17 @@ function openerFor (platform = process.platform, env = process.env) {
 
 function openUrl (url, say) {
   const { command, args } = openerFor()
+  const failed = (why) => say(`zcopy: could not open a browser (${command}: ${why}); open ${url} yourself`)
   try {
     const child = spawn(command, [...args, url], { stdio: 'ignore', detached: true })
-    child.on('error', (err) => say(`zcopy: could not open the browser (${command}: ${err.code || err.message})`))
+    child.on('error', (err) => failed(err.code === 'ENOENT' ? 'not found' : err.code || err.message))
+    child.on('exit', (code, signal) => {
+      if (signal !== null) failed(`killed by ${signal}`)
+      else if (code !== 0) failed(`exit code ${code}`)
+    })
     child.unref()
   } catch (err) {
-    say(`zcopy: could not open the browser (${command}: ${err.message})`)
+    failed(err.message)
   }
 }
 

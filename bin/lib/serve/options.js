@@ -172,17 +172,19 @@ function checkTlsFiles ({ cert, key, passphrase }, argv) {
 }
 
 // → the port and whether another free one may be taken when it is in use: only
-// when the user chose none (no --port, no PORT) and not in production.
+// when no --port was given (the default 8080, or $PORT), and not in production
+// (where a platform's router expects $PORT itself).
 function resolvePort (argv, env) {
   if (argv.port !== undefined) return { port: argv.port, fallback: false }
+  const fallback = env.NODE_ENV !== 'production'
   if (env.PORT !== undefined && env.PORT !== '') {
     const port = Number(env.PORT)
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw new UsageError(`PORT must be an integer from 0 to 65535, got '${env.PORT}'`)
     }
-    return { port, fallback: false }
+    return { port, fallback }
   }
-  return { port: DEFAULT_PORT, fallback: env.NODE_ENV !== 'production' }
+  return { port: DEFAULT_PORT, fallback }
 }
 
 function resolveWorkers (argv, env) {

@@ -6,10 +6,12 @@
 //   HEAD /video.mp4 200 0 B 0.9 ms no-body
 //   GET /logo.svg 200 2048 B 0.3 ms memory
 //   GET /app.js 200 41232 B 0.2 ms zero-copy br   (the body's Content-Encoding)
+//   GET /app.js 200 249000 B 0.9 ms zero-copy identity (variant pending)
+//     (with compression, the file itself while its compressed variant is made)
 //   GET /big.iso 200 18350080 B 812.0 ms zero-copy aborted
 //   GET /big.iso 200 262144 B 5012.0 ms zero-copy cut at shutdown
 // or, with --log json, one object per line:
-//   {"time":"2026-…Z","method":"GET","path":"/video.mp4","status":200,"bytes":1048576,"ms":3.2,"zeroCopy":true,"encoding":null,"aborted":false,"ended":"complete"}
+//   {"time":"2026-…Z","method":"GET","path":"/video.mp4","status":200,"bytes":1048576,"ms":3.2,"zeroCopy":true,"encoding":null,"variantPending":false,"aborted":false,"ended":"complete"}
 // Bytes are the body bytes sent: for a file, what serveStatic's onSent reported
 // (until the client went away, for an aborted download), otherwise the length the
 // response announced (0 if it never finished). How the body went (sendfile, the
@@ -48,8 +50,9 @@ function encodingOf (res) {
 
 const ENDINGS = { complete: '', aborted: ' aborted', shutdown: ' cut at shutdown' }
 
-function formatRequestLine ({ method, path, status, bytes, ms, zeroCopy, fromMemory, ended, encoding }, colour = false) {
-  const how = (zeroCopy ? 'zero-copy' : fromMemory ? 'memory' : bytes === 0 ? 'no-body' : 'stream') + (encoding ? ` ${encoding}` : '')
+function formatRequestLine ({ method, path, status, bytes, ms, zeroCopy, fromMemory, ended, encoding, variantPending }, colour = false) {
+  const coding = encoding ? ` ${encoding}` : variantPending ? ' identity (variant pending)' : ''
+  const how = (zeroCopy ? 'zero-copy' : fromMemory ? 'memory' : bytes === 0 ? 'no-body' : 'stream') + coding
   const shownStatus = colour ? `\x1b[${COLOURS[Math.floor(status / 100)] || 0}m${status}\x1b[0m` : status
   const tail = `${ms.toFixed(1)} ms ${how}${ENDINGS[ended]}`
   return `${method} ${path} ${shownStatus} ${bytes} B ${colour ? `\x1b[2m${tail}\x1b[0m` : tail}`
@@ -137,6 +140,7 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
           zeroCopy: Boolean(report && report.zeroCopy),
           fromMemory: Boolean(report && report.fromMemory),
           encoding: encodingOf(res),
+          variantPending: Boolean(report && report.variantPending),
           aborted: !finished,
           ended: finished ? 'complete' : cut ? 'shutdown' : 'aborted'
         }

@@ -20,7 +20,7 @@
 const cluster = require('node:cluster')
 const { announceListening } = require('./announce')
 const { createInstance, stopSignal } = require('./instance')
-const { listenPort } = require('./listen-port')
+const { listenPort, portTakenLine } = require('./listen-port')
 const { openUrl } = require('./open')
 const { UsageError, failureLine } = require('../../../tools/usage-error')
 
@@ -87,7 +87,7 @@ function runPrimary ({ zcopy, root, config, say, count }) {
       }
       if (listening.size < count) return
       announced = true
-      if (config.port !== 0 && address.port !== config.port) say(`zcopy: port ${config.port} is in use; using a free port instead`)
+      if (config.port !== 0 && address.port !== config.port) say(portTakenLine(config.port, address.port))
       const pids = [...running].map((w) => w.process.pid)
       const url = announceListening(say, { root, address, zcopy, config, workers: pids, variantsFolders: folders })
       if (config.open) openUrl(url, say)

@@ -93,7 +93,7 @@ class VariantStore {
     this.disk = new VariantFolder(config, { warnOnce: (message) => this.warnOnce(message), forgetFile: (file) => cache.forgetFile(file) })
     this.closed = false
     this.closing = null // Promise of the close() under way
-    this.counts = { made: 0, served: 0, evicted: 0, failed: 0, bytesSaved: 0, discarded: 0, cheap: 0, overBudget: 0, cpuMs: 0 }
+    this.counts = { made: 0, served: 0, identityWhilePending: 0, evicted: 0, failed: 0, bytesSaved: 0, discarded: 0, cheap: 0, overBudget: 0, cpuMs: 0 }
     this.unlisten = cache.onChange((changed) => this.changed(changed))
     this.disk.folder() // at start: the folders of processes that are gone are removed
   }
@@ -103,10 +103,11 @@ class VariantStore {
     return size >= this.config.threshold && size <= this.config.maxSize && size > 0 && this.compressible(typePath)
   }
 
-  // → { variant, vary, wanted } for a request for the file `located` ({ path,
-  // stat }), named `typePath`, in a scope whose root proof is now `proof`:
-  // the variant to send (or null: the file itself), whether the answer depends on
-  // Accept-Encoding, and the coding to make for later requests (or null).
+  // → { variant, vary, wanted, pending } for a request for the file `located`
+  // ({ path, stat }), named `typePath`, in a scope whose root proof is now
+  // `proof`: the variant to send (or null: the file itself), whether the answer
+  // depends on Accept-Encoding, the coding to make for later requests (or null),
+  // and whether the coding the client prefers is being made already.
   choose (req, located, typePath, proof) {
     const { stat } = located
     if (this.closed || !this.eligible(typePath, stat.size)) return NOT_ELIGIBLE
@@ -123,7 +124,7 @@ class VariantStore {
       // proves it is still the directory the variants were made under. The file
       // itself is sent, opened and proven anew, and want() then keeps the
       // variants if the reopened root is the same directory (sameProof()).
-      return { variant: null, vary: true, wanted: best }
+      return { variant: null, vary: true, wanted: best, pending: false }
     }
     if (record !== undefined && !sameProof(record.proof, proof)) {
       this.drop(record)
@@ -139,8 +140,9 @@ class VariantStore {
       }
     }
     if (variant !== null && variant.encoding === best) return { variant, vary: true, wanted: null }
-    const wanted = record !== undefined && (record.pending.has(best) || record.refused.has(best)) ? null : best
-    return { variant, vary: true, wanted }
+    const pending = record !== undefined && record.pending.has(best)
+    const wanted = pending || (record !== undefined && record.refused.has(best)) ? null : best
+    return { variant, vary: true, wanted, pending }
   }
 
   // → the codings this store makes, and identity, that an Accept-Encoding
@@ -159,9 +161,9 @@ class VariantStore {
 
   // The file itself was sent for a request that wanted `encoding`: queue making
   // it, from `entry`, the open-file cache's open entry of the file (its
-  // descriptor and fstat, proven in its scope).
+  // descriptor and fstat, proven in its scope). → whether it is being made now.
   want (entry, encoding) {
-    if (this.closed || encoding === null || entry.evicted || entry.stat === null) return
+    if (this.closed || encoding === null || entry.evicted || entry.stat === null) return false
     let record = this.records.get(entry.path)
     if (record !== undefined && (!sameFile(record.stat, entry.stat) || !sameProof(record.proof, entry.proof))) {
       this.drop(record)
@@ -174,14 +176,21 @@ class VariantStore {
       this.trimRecords()
     }
     record.proof = entry.proof // the same directory's, maybe reopened since
-    if (record.pending.has(encoding) || record.refused.has(encoding) || record.variants.has(encoding)) return
-    if (this.queue.full()) return
+    if (record.pending.has(encoding)) return true
+    if (record.refused.has(encoding) || record.variants.has(encoding) || this.queue.full()) return false
     if (this.budget.exhausted()) {
       this.counts.overBudget++
-      return
+      return false
     }
     record.pending.add(encoding)
     this.queue.push({ record, entry, encoding })
+    return true
+  }
+
+  // The file itself was sent (a body, not HEAD or 304) because the coding the
+  // client prefers was still being made.
+  sentWhilePending () {
+    this.counts.identityWhilePending++
   }
 
   // A variant was sent: `full` when the whole body (not a range, not HEAD).
@@ -346,6 +355,7 @@ class VariantStore {
     return {
       made: this.counts.made,
       served: this.counts.served,
+      identityWhilePending: this.counts.identityWhilePending,
       evicted: this.counts.evicted,
       failed: this.counts.failed,
       discarded: this.counts.discarded,
@@ -380,8 +390,8 @@ class VariantStore {
   }
 }
 
-const NOT_ELIGIBLE = Object.freeze({ variant: null, vary: false, wanted: null })
-const IDENTITY_VARYING = Object.freeze({ variant: null, vary: true, wanted: null })
+const NOT_ELIGIBLE = Object.freeze({ variant: null, vary: false, wanted: null, pending: false })
+const IDENTITY_VARYING = Object.freeze({ variant: null, vary: true, wanted: null, pending: false })
 
 function defaultWarn (message) {
   process.emitWarning(message, { code: 'ZCOPY_COMPRESS' })
