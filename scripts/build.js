@@ -136,7 +136,7 @@ async function main () {
   if (failed || refused) {
     const why = failed ? `the build failed (${failed})` : `the built binary does not load (${refused})`
     say(`${why}; building needs Python 3, make and a C++17 compiler (Debian/Ubuntu: apt-get install python3 make g++; ` +
-      'Alpine: apk add python3 make g++). Until then zcopy works on streams (zeroCopyAvailable === false)')
+      'Alpine: apk add python3 make g++). zcopy keeps working: on a prebuild if one fits, else on streams')
     process.exitCode = 1
     return
   }

@@ -6,9 +6,10 @@
 // no binding.gyp at its root (npm would add `node-gyp rebuild` for one, even
 // with "gypfile": false on an install from the lockfile; pnpm would flag it).
 // Then the documented build command, run from the installed package, fetches
-// its build-only tools, builds build/Release and zcopy loads that.
+// its build-only tools, builds build/Release and zcopy loads that; without a
+// compiler it says so in its last line and exits 1.
 // Needs the registry (or npm's cache); the build needs Python 3, make and a C++
-// compiler and skips without them. About two minutes, half of it the build.
+// compiler and skips without them. One to two minutes, half of it the build.
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
@@ -65,8 +66,9 @@ async function transfer (dir) {
   return JSON.parse(stdout)
 }
 
-function expectPrebuildZeroCopy (out) {
-  expect(out.hasBuildDir).toBe(false)
+// `buildDir`: whether a build/ folder is there (a failed build leaves one with no binary).
+function expectPrebuildZeroCopy (out, { buildDir = false } = {}) {
+  expect(out.hasBuildDir).toBe(buildDir)
   expect(out.binary).toBe(path.join('prebuilds', `linux-${process.arch}`, `zcopy.${libc}.node`))
   expect(out.zeroCopyAvailable).toBe(true)
   expect(out.result).toEqual({ bytes: out.size, zeroCopy: true })
@@ -122,4 +124,17 @@ describe.runIf(served)(`the tarball on linux-${process.arch} (${libc}), where a 
     expect(out.result).toEqual({ bytes: out.size, zeroCopy: true })
     expect(out.identical).toBe(true)
   }, 240_000)
+
+  it.runIf(canBuild)('the build command without a compiler: node-gyp\'s output, then one line saying why, exit 1; the prebuild still serves', async () => {
+    const packageDir = path.join(npmProject, 'node_modules', 'zcopy')
+    const failed = await run(process.execPath, [path.join(packageDir, 'scripts', 'build.js')], {
+      cwd: npmProject, env: { ...ENV, CC: '/nonexistent/cc', CXX: '/nonexistent/c++' }, timeout: 120_000, maxBuffer: 64 << 20
+    }).then(() => null, (err) => err)
+    expect(failed.code).toBe(1)
+    const last = failed.stderr.trimEnd().split('\n').at(-1)
+    expect(last).toMatch(/^zcopy: the build failed \(no C\+\+ compiler; node-gyp exited with code 1\); building needs Python 3, make and a C\+\+17 compiler /)
+    expect(last).toMatch(/zcopy keeps working: on a prebuild if one fits, else on streams$/)
+    expect(fs.existsSync(path.join(packageDir, 'binding.gyp'))).toBe(false)
+    expectPrebuildZeroCopy(await transfer(npmProject), { buildDir: true })
+  }, 120_000)
 })
