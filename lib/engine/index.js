@@ -5,7 +5,7 @@
 // knows sockets, descriptors and streams, never HTTP. This file is the only way
 // in for the layers above (lib/index.js, lib/http/, bin/).
 
-const { loadError, binary, zeroCopyAvailable } = require('./binding')
+const { loadError, binary, zeroCopyAvailable, buildCommand } = require('./binding')
 const addonCalls = require('./addon-calls')
 const { sendfile } = require('./sendfile')
 const { pipeFile, sendRange } = require('./pipe-file')
@@ -27,8 +27,10 @@ module.exports = {
   transportFd,
   // the addon's calls by name, each null where it is not there (./addon-calls)
   ...addonCalls,
-  // for zcopy doctor: the binary loaded (or refused), from where
+  // for zcopy doctor: the binary loaded (or refused), from where, and the
+  // command that builds one from source
   binary,
+  buildCommand,
   // Node-shaped argument errors and checks, shared with lib/http
   invalidArgType,
   invalidArgValue,

@@ -1,7 +1,7 @@
 'use strict'
 
 // The native addon as lib/engine found it: loaded or not, from where, and the
-// error that kept it out; and its kernel probe. Internal to the package (not
+// error that kept it out; its kernel probe; the command that builds it here. Internal to the package (not
 // the public API).
 const engine = require('../../../lib/engine')
 
@@ -29,4 +29,4 @@ function addonStatus () {
   }
 }
 
-module.exports = { addonStatus, probeKernel: engine.probeKernel }
+module.exports = { addonStatus, probeKernel: engine.probeKernel, buildCommand: engine.buildCommand }

@@ -2,8 +2,11 @@
 
 // One line: why zero-copy is not working and what to do about it; null when it works.
 
-const REBUILD = 'npm rebuild zcopy --ignore-scripts=false'
-const APPROVE = 'npm install-scripts approve zcopy'
+const { buildCommand } = require('./addon')
+
+// zcopy has no install script: where no prebuild serves, this command builds
+// the addon (scripts/build.js in the installed package).
+const BUILD = buildCommand()
 
 const BINARY = { prebuild: 'the prebuilt binary', build: 'the locally built binary', other: 'the binary' }
 
@@ -21,13 +24,9 @@ function notFound ({ buildTools, env }) {
   if (missing.length > 0) {
     return 'no prebuilt binary fits this system and the addon was never built; building it needs Python 3, make ' +
       `and a C++17 compiler, and this system lacks ${missing.join(', ')} (Debian/Ubuntu: apt-get install -y python3 make g++); ` +
-      `then run: ${REBUILD}`
+      `then run: ${BUILD}`
   }
-  const why = env.npm_config_ignore_scripts === 'true'
-    ? 'npm is set to ignore-scripts=true'
-    : 'its install script did not run (ignore-scripts, or an install-script policy) or failed'
-  return `no prebuilt binary fits this system and the addon was never built: ${why}; build it with: ${REBUILD} ` +
-    `(and, so that later installs build it too: ${APPROVE})`
+  return `no prebuilt binary fits this system and the addon was never built here; build it with: ${BUILD}`
 }
 
 function firstLine (text) {
@@ -48,9 +47,9 @@ function adviceFor ({ addon, selfTest, platform, buildTools }, env = process.env
         return notFound({ buildTools, env })
       case 'ERR_DLOPEN_FAILED':
         return `${BINARY[addon.from] || BINARY.other} does not load here (${firstLine(message)}); ` +
-          `build one for this system with: ${REBUILD}`
+          `build one for this system with: ${BUILD}`
       default:
-        return `the native addon failed to load (${firstLine(message)}); rebuild it with: ${REBUILD}`
+        return `the native addon failed to load (${firstLine(message)}); rebuild it with: ${BUILD}`
     }
   }
   if (selfTest.error !== null) {
@@ -62,4 +61,4 @@ function adviceFor ({ addon, selfTest, platform, buildTools }, env = process.env
   return null
 }
 
-module.exports = { adviceFor, REBUILD }
+module.exports = { adviceFor }

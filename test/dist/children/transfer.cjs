@@ -37,7 +37,9 @@ async function main () {
 
   let binary = null
   try {
-    binary = path.relative(packageDir, require('node-gyp-build').path(packageDir))
+    // node-gyp-build as zcopy resolves it: pnpm does not hoist it to the project.
+    const nodeGypBuild = require(require.resolve('node-gyp-build', { paths: [packageDir] }))
+    binary = path.relative(packageDir, nodeGypBuild.path(packageDir))
   } catch {}
   process.stdout.write(JSON.stringify({
     zeroCopyAvailable: zcopy.zeroCopyAvailable,
