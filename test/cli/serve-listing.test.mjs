@@ -38,7 +38,7 @@ describe('zcopy serve --listing', () => {
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8')
     const html = await response.text()
     expect(html).toContain('<html lang="en">')
-    expect(html).toContain('<th scope="col">Name</th>')
+    expect(html).toContain('<th scope="col" aria-sort="ascending"><a href="?sort=name&amp;order=desc">Name ↑</a></th>')
     expect(html).toContain('<a href="%3Cscript%3E.txt">&lt;script&gt;.txt</a>')
     expect(html).not.toContain('<script>')
     expect(html).toContain('<a href="a%20%26%20b.txt">a &amp; b.txt</a>')

@@ -1,22 +1,25 @@
 'use strict'
 
-// --listing: a folder without an index.html, as a small HTML page (names
-// escaped, sizes and dates, a table with headers) or as JSON for a client that
-// prefers application/json. Only what zcopy serve would serve is listed:
-// names starting with '.' only with --dotfiles allow, regular files and
-// folders only (no FIFOs, sockets, devices), and nothing whose real path is
-// outside the served folder (a symlink out of it is refused, so not shown).
+// --listing: a folder without an index.html, as an HTML page (see
+// listing-page.js) or as JSON for a client that prefers application/json,
+// sorted as ?sort= and &order= ask (see listing-order.js). Only what zcopy
+// serve would serve is listed: names starting with '.' only with --dotfiles
+// allow, regular files and folders only (no FIFOs, sockets, devices), and
+// nothing whose real path is outside the served folder (a symlink out of it is
+// refused, so not shown).
 // Built off the event loop and capped (see LIMIT): a huge folder delays only
 // the requests for it.
 
 const fsp = require('node:fs/promises')
 const path = require('node:path')
-const escapeHtml = require('escape-html')
 const Negotiator = require('negotiator')
-const { formatSize } = require('../../../tools/size')
+const { splitUrl } = require('../../../lib/http')
+const { byTypeThenName, orderOf, sortEntries } = require('./listing-order')
+const { renderPage, CONTENT_SECURITY_POLICY } = require('./listing-page')
 
 // A listing shows the first LIMIT entries (folders first, by name) and says how
-// many there are: a folder of 50,000 entries is not rendered whole.
+// many there are: a folder of 50,000 entries is not rendered whole. Sorting by
+// size or date orders those entries (it does not stat the whole folder).
 const LIMIT = 1000
 // At most this many file system calls of one listing run at once.
 const CONCURRENCY = 16
@@ -67,11 +70,6 @@ async function folderOf (root, pathname, dotfiles) {
   if (realRoot === null || real === null || !isInside(realRoot, real)) return null
   const stat = await statOrNull(real)
   return stat !== null && stat.isDirectory() ? { real, realRoot, decoded, version: `${stat.mtimeMs}:${stat.ctimeMs}` } : null
-}
-
-function byTypeThenName (a, b) {
-  if (a.type !== b.type) return a.type === 'directory' ? -1 : 1
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0
 }
 
 function isSpecial (dirent) {
@@ -142,45 +140,6 @@ async function entriesOf (found, dotfiles) {
   return { entries, total, truncated: names.length < total }
 }
 
-function caption ({ total, truncated }) {
-  const counted = `${total} ${total === 1 ? 'entry' : 'entries'}`
-  return truncated ? `${counted}, the first ${LIMIT} shown` : counted
-}
-
-function renderHtml (title, listed, isRoot) {
-  const { entries } = listed
-  const rows = entries.map(({ name, type, size, mtime }) => {
-    const href = encodeURIComponent(name) + (type === 'directory' ? '/' : '')
-    const shown = escapeHtml(name) + (type === 'directory' ? '/' : '')
-    const sizeCell = size === null ? '—' : `<span title="${size} bytes">${formatSize(size)}</span>`
-    return `<tr><td><a href="${href}">${shown}</a></td><td>${sizeCell}</td><td><time datetime="${mtime}">${mtime.slice(0, 16).replace('T', ' ')}</time></td></tr>`
-  })
-  if (!isRoot) rows.unshift('<tr><td><a href="../">../</a></td><td></td><td></td></tr>')
-  const heading = escapeHtml(title)
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Index of ${heading}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem}table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25rem .75rem .25rem 0}td:nth-child(2),th:nth-child(2){text-align:right}a{text-decoration:none}a:hover,a:focus{text-decoration:underline}</style>
-</head>
-<body>
-<main>
-<h1>Index of ${heading}</h1>
-<table>
-<caption>${caption(listed)}</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Size</th><th scope="col">Modified (UTC)</th></tr></thead>
-<tbody>
-${rows.join('\n')}
-</tbody>
-</table>
-</main>
-</body>
-</html>
-`
-}
-
 // → Promise<true> when the request was for a listable folder and has been answered.
 async function sendListing (req, res, root, pathname, dotfiles) {
   const found = await folderOf(root, pathname, dotfiles)
@@ -191,12 +150,15 @@ async function sendListing (req, res, root, pathname, dotfiles) {
   } catch {
     return false
   }
+  const order = orderOf(splitUrl(req.url).query)
+  const entries = sortEntries(listed.entries, order)
   const json = new Negotiator(req).mediaType(['text/html', 'application/json']) === 'application/json'
   const body = json
-    ? JSON.stringify({ path: found.decoded, total: listed.total, truncated: listed.truncated, entries: listed.entries }) + '\n'
-    : renderHtml(found.decoded, listed, found.decoded === '/')
+    ? JSON.stringify({ path: found.decoded, total: listed.total, truncated: listed.truncated, entries, ...order }) + '\n'
+    : renderPage(found.decoded, { ...listed, entries, limit: LIMIT }, order)
   res.statusCode = 200
   res.setHeader('Content-Type', json ? 'application/json; charset=utf-8' : 'text/html; charset=utf-8')
+  if (!json) res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY)
   res.setHeader('Content-Length', Buffer.byteLength(body))
   res.setHeader('Cache-Control', 'no-cache')
   res.setHeader('Vary', 'Accept')
