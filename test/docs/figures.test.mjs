@@ -39,22 +39,27 @@ describe('docs/install.md: what is in the package', () => {
   })
 })
 
-// Issue 50, items 1-2: the README's benchmark section stays a short table whose
-// every row carries the command that reproduces it and a link; the reference
-// page stays one a user reads, the history going to the log.
+// Issue 50, items 1-2, and issue 65, item 3: the README's benchmark section is
+// one small table of ratios a reader takes in at a glance, dated, on a named
+// machine, with a link to the commands and spreads; the reference page stays
+// one a user reads, the history going to the log.
 describe('benchmark pages', () => {
   const readme = fs.readFileSync(path.join(repo, 'README.md'), 'utf8')
 
-  it('the README\'s Benchmark section: at most 40 lines, every row with its command, time and a link', () => {
-    const section = /\n## Benchmark\n([\s\S]*?)\n## /.exec(readme)[1].trimEnd().split('\n')
-    expect(section.length).toBeLessThanOrEqual(40)
-    expect(section.join('\n')).toMatch(/Headline results, \d{4}-\d\d-\d\d/)
-    const rows = section.filter((line) => line.startsWith('| ') && !line.startsWith('| result') && !line.startsWith('|---'))
-    expect(rows.length).toBeGreaterThanOrEqual(5)
-    for (const row of rows) {
-      expect(row, row).toMatch(/`(--[a-z]|npx zcopy )[^`]*`/)
-      expect(row, row).toMatch(/, \d\d:\d\d( and \d\d:\d\d)? \|/)
-      expect(row, row).toMatch(/\]\(docs\/benchmarks\.md#[\w-]+\)/)
+  it('the README\'s Benchmark section: one table of ratios, zcopy against each peer, dated, linked to the commands', () => {
+    const section = /\n## Benchmark\n([\s\S]*?)\n## /.exec(readme)[1].trimEnd()
+    expect(section.split('\n').length).toBeLessThanOrEqual(40)
+    expect(section).toMatch(/measured\s+\d{4}-\d\d-\d\d/)
+    expect(section).toMatch(/2-vCPU VM \([^)]*Node \d+\.\d+\.\d+\)/)
+    expect(section).toContain('](docs/benchmarks.md#current-figures)')
+    const table = section.split('\n').filter((line) => line.startsWith('|'))
+    expect(table[0]).toBe('| zcopy ÷ | small files (4 KiB) | big files (1 MiB) | HTTPS (1 MiB) | compressed text |')
+    const peers = table.slice(2).map((row) => row.split('|')[1].trim())
+    for (const peer of ['express.static', 'sirv', '@fastify/static', "Node's floor", 'nginx']) {
+      expect(peers.some((name) => name.startsWith(peer)), peer).toBe(true)
+    }
+    for (const row of table.slice(2)) {
+      for (const cell of row.split('|').slice(2, -1).map((c) => c.trim())) expect(cell, row).toMatch(/^(\d+(\.\d+)?×( \(`[^`]+`\))?)?$/)
     }
   })
 

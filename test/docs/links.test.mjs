@@ -30,3 +30,12 @@ test('the README stays short: what zcopy is, install, a quick start per entry po
   const lines = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').split('\n').length
   expect(lines).toBeLessThanOrEqual(320)
 })
+
+// Issue 65, item 4: docs/http.md is the reference a user reads (options,
+// behaviour, differences, recipes); how it is done, with the tests and source
+// files behind it, is in docs/internals.md.
+test('docs/http.md stays a user reference: at most 400 lines, no source or test files named', () => {
+  const text = fs.readFileSync(path.join(ROOT, 'docs', 'http.md'), 'utf8')
+  expect(text.split('\n').length).toBeLessThanOrEqual(400)
+  expect(text.match(/`(lib|bin|src|test)\/[^`]*`|\b[\w-]+\.test\.mjs\b/g)).toBeNull()
+})
