@@ -14,7 +14,7 @@ const root = new URL('..', import.meta.url).pathname
 const HTTP_FOLDERS = ['target', 'files', 'representation', 'delivery', 'compress'].map((name) => `lib/http/${name}`)
 const LAYERS = ['lib/engine', 'lib/http', ...HTTP_FOLDERS]
 // lib/http's entry points: what the folders serve, never what they import.
-const HTTP_ENTRY_POINTS = ['index', 'serve-static', 'static-handler', 'send-file', 'serve-file', 'options', 'protect-server'].map((name) => `lib/http/${name}.js`)
+const HTTP_ENTRY_POINTS = ['index', 'serve-static', 'static-handler', 'send-file', 'serve-file', 'options', 'protect-server', 'stack'].map((name) => `lib/http/${name}.js`)
 
 // Where each folder may not reach (beyond a layer's files, checked for all).
 const NEVER = {
