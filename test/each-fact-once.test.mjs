@@ -3,7 +3,8 @@
 // negotiated by one function (accept-encoding.js), a file's identity is
 // compared by one sameFile (lib/http/files/stat.js), size strings are parsed
 // by one parser (lib/size.js), and Content-Disposition comes from the
-// content-disposition package, not a copy of it. A second copy of any of them
+// content-disposition package, not a copy of it; whether a step's result is
+// still to come is told by one helper (lib/http/now-or-later.js). A second copy of any of them
 // fails here, by its source or by its behaviour.
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
@@ -39,7 +40,8 @@ describe('the content codings', () => {
 
   it('are negotiated in one place', () => {
     expect(holders(lib, /require\(\s*'negotiator(\/[^']*)?'\s*\)/, ['lib/http/representation/accept-encoding.js'])).toEqual([])
-    expect(holders(lib, /new\s+Negotiator\b/)).toEqual([])
+    expect(holders(lib, /new\s+Negotiator\b/, ['lib/http/representation/accept-encoding.js'])).toEqual([])
+    expect(holders(lib, /require\(\s*'negotiator\/[^']*'\s*\)/)).toEqual([]) // its public API, not its files
     expect(acceptedCodings('gzip, br;q=0.5, *;q=0', ['br', 'gzip', 'identity'])).toEqual(['gzip', 'br'])
     expect(acceptedCodings('gzip, br', ['br', 'gzip', 'identity'])).toEqual(['br', 'gzip', 'identity'])
     expect(acceptedCodings(undefined, ['br', 'identity'])).toEqual(['identity'])
@@ -84,5 +86,12 @@ describe('one of each helper', () => {
     expect(fs.existsSync(path.join(root, 'lib/adapters/fastify/content-disposition.js'))).toBe(false)
     expect(holders(lib, /require\(\s*'content-disposition'\s*\)/)).toEqual(['lib/adapters/fastify.js'])
     expect(require('../package.json').dependencies).toHaveProperty('content-disposition')
+  })
+
+  it('a step\'s result still to come (a Promise) is told in one place, lib/http/now-or-later.js', () => {
+    expect(holders(lib, /instanceof\s+Promise|typeof\s+[\w.]+\.then\b/, ['lib/http/now-or-later.js'])).toEqual([])
+    const { andThen, isLater } = require('../lib/http/now-or-later.js')
+    expect(andThen(2, (n) => n + 1)).toBe(3)
+    expect(isLater(andThen(Promise.resolve(2), (n) => n + 1))).toBe(true)
   })
 })

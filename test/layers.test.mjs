@@ -92,3 +92,20 @@ describe('the addon', () => {
     })
   }
 })
+
+// The open-file cache's entries are its own (lib/http/files/open-file.js):
+// outside lib/http/files, code reads the four fields an entry's holder may
+// read and calls its methods; it writes none (the cache's interface does).
+describe('the open-file cache owns its entries', () => {
+  const READABLE = new Set(['path', 'fd', 'stat', 'proof', 'isOpen'])
+  for (const file of files) {
+    const name = relative(file)
+    if (!inside(name, 'lib') || inside(name, 'lib/http/files')) continue
+    it(`${name} reads only an entry's path, fd, stat, proof, and writes none of its fields`, () => {
+      const code = fs.readFileSync(file, 'utf8').replace(/\/\/.*$/gm, '')
+      const uses = [...code.matchAll(/\bentry\.([A-Za-z_$][\w$]*)(\s*(?:[-+*/|&]?=(?!=)|\+\+|--))?/g)]
+      const wrong = uses.filter(([, field, write]) => write !== undefined || !READABLE.has(field)).map(([use]) => use.trim())
+      expect(wrong).toEqual([])
+    })
+  }
+})

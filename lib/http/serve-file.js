@@ -13,6 +13,7 @@ const { memoryBody, UNCONFINED } = require('./files')
 const { BODY, isConditional, negotiateEncoding, notModified, preconditionFailed, removeContentHeaders, selectRange, setContentLength, setFileHeaders, siblingNames, siblingsOf } = require('./representation')
 const { httpError, isHttpError, lookupError } = require('./http-error')
 const { copiesBody, sendBody, sendBytes } = require('./delivery')
+const { andThen, isLater } = require('./now-or-later')
 
 // What serve() returns when it answered in the call: nothing left to wait for.
 const ANSWERED_IN_CALL = Promise.resolve()
@@ -130,9 +131,7 @@ class FileServer {
     // A root that is a file has no precompressed siblings (see scopeOf()).
     if (!precompressed || located.path === this.root) return this.openTarget(req, located, IDENTITY)
     const siblings = this.siblingsFor(located)
-    if (siblings instanceof Promise) {
-      return siblings.then((found) => this.openTarget(req, located, negotiateEncoding(req, found, precompressed)))
-    }
+    if (isLater(siblings)) return siblings.then((found) => this.openTarget(req, located, negotiateEncoding(req, found, precompressed)))
     return this.openTarget(req, located, negotiateEncoding(req, siblings, precompressed))
   }
 
@@ -158,7 +157,7 @@ class FileServer {
     const plain = (making = wanted) => {
       const opened = this.openPlain(req, located, vary ? VARYING : IDENTITY)
       const mark = (file) => (making === null ? pending : store.want(file.entry, making)) ? { ...file, variantPending: true } : file
-      return opened instanceof Promise ? opened.then(mark) : mark(opened)
+      return andThen(opened, mark)
     }
     if (variant === null) return plain()
     if (wanted !== null) {
@@ -214,7 +213,7 @@ class FileServer {
   // the transfer runs in this call, without a promise in between.
   serve (req, res, located, onFound = null) {
     const opened = this.openFile(req, located)
-    if (opened instanceof Promise) return opened.then((file) => this.found(req, res, file, onFound))
+    if (isLater(opened)) return opened.then((file) => this.found(req, res, file, onFound))
     return this.found(req, res, opened, onFound)
   }
 
@@ -239,7 +238,7 @@ class FileServer {
       this.release(file)
       return Promise.reject(err)
     }
-    if (!(sent instanceof Promise)) {
+    if (!isLater(sent)) {
       try {
         this.releaseAfterBody(res, sent, file)
       } catch (err) {

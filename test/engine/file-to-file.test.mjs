@@ -21,6 +21,18 @@ const SIZES = [0, 1, 4096, 65537, MiB, MiB + 7, CHUNK + 3, 2 * CHUNK + MiB + 1]
 
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms))
 
+// → a descriptor of the writing end of the FIFO `file`, opened once a reader
+// has it open (O_NONBLOCK: ENXIO until then), within 20 s.
+async function writerOnceRead (file) {
+  for (const deadline = Date.now() + 20_000; ; await tick(10)) {
+    try {
+      return fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)
+    } catch (err) {
+      if (err.code !== 'ENXIO' || Date.now() > deadline) throw err
+    }
+  }
+}
+
 let dir
 const files = {}
 beforeAll(() => {
@@ -261,8 +273,10 @@ describe('FIFOs by path (handed back to the JS paths)', () => {
     expect(err.cause).toBe(reason)
     expect(fs.existsSync(out)).toBe(false)
     // Let the open waiting in the pool return; what it opened is then closed.
-    const writer = fs.openSync(fifo, 'w')
-    fs.closeSync(writer)
+    // The writer's end is opened without blocking, once that open waits for
+    // it: a blocking open would hang this worker for good if the pool (busy on
+    // a loaded machine) had not started it yet.
+    fs.closeSync(await writerOnceRead(fifo))
     await tick(100)
     expect(openFdCount()).toBe(before)
   })

@@ -31,28 +31,28 @@ async function entriesOf (dir, options, dotfiles) {
     } catch {
       return
     }
-    const entry = { name, stats }
-    if (stats.isDirectory()) entries.dirs.push(entry)
-    else entries.files.push(entry)
+    const listed = { name, stats }
+    if (stats.isDirectory()) entries.dirs.push(listed)
+    else entries.files.push(listed)
   })
   entries.dirs.sort(byName)
   entries.files.sort(byName)
   if (options.extendedFolderInfo) {
     const walks = new FolderWalks()
-    for (const entry of entries.dirs) entry.extendedInfo = await walks.infoOf(path.join(dir, entry.name), entry.stats)
+    for (const folder of entries.dirs) folder.extendedInfo = await walks.infoOf(path.join(dir, folder.name), folder.stats)
   }
   return entries
 }
 
-function htmlInfo (entry, route, prefix, options) {
+function htmlInfo (listed, route, prefix, options) {
   if (options.names && options.names.includes(path.basename(route))) {
     route = path.posix.normalize(path.posix.join(route, '..'))
   }
   return {
-    href: encodeURI(path.posix.join(prefix, route, entry.name)).replace(URL_DELIMITERS, encodeURIComponent),
-    name: entry.name,
-    stats: entry.stats,
-    extendedInfo: entry.extendedInfo
+    href: encodeURI(path.posix.join(prefix, route, listed.name)).replace(URL_DELIMITERS, encodeURIComponent),
+    name: listed.name,
+    stats: listed.stats,
+    extendedInfo: listed.extendedInfo
   }
 }
 
@@ -75,8 +75,8 @@ async function sendList ({ reply, dir, options, route, prefix, dotfiles }) {
     return reply.send({ dirs: entries.dirs.map((e) => e.name), files: entries.files.map((e) => e.name) })
   }
   const html = options.render(
-    entries.dirs.map((entry) => htmlInfo(entry, route, prefix, options)),
-    entries.files.map((entry) => htmlInfo(entry, route, prefix, options)))
+    entries.dirs.map((listed) => htmlInfo(listed, route, prefix, options)),
+    entries.files.map((listed) => htmlInfo(listed, route, prefix, options)))
   return reply.type('text/html').send(html)
 }
 

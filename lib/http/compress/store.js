@@ -163,7 +163,7 @@ class VariantStore {
   // it, from `entry`, the open-file cache's open entry of the file (its
   // descriptor and fstat, proven in its scope). → whether it is being made now.
   want (entry, encoding) {
-    if (this.closed || encoding === null || entry.evicted || entry.stat === null) return false
+    if (this.closed || encoding === null || !entry.isOpen()) return false
     let record = this.records.get(entry.path)
     if (record !== undefined && (!sameFile(record.stat, entry.stat) || !sameProof(record.proof, entry.proof))) {
       this.drop(record)
@@ -201,7 +201,7 @@ class VariantStore {
   }
 
   async make ({ record, entry, encoding }) {
-    if (record.dropped || entry.evicted || this.closed) return this.discard()
+    if (record.dropped || !entry.isOpen() || this.closed) return this.discard()
     const cheap = this.evictedPaths.has(record.path)
     const made = await this.compressSource(entry, record.stat.size, encoding, cheap)
     if (made !== null) {

@@ -37,7 +37,7 @@ function trimNowAndAfterCollection () {
   trimMemory()
   if (collectionWatch !== null) return
   collectionWatch = new PerformanceObserver((list) => {
-    if (!list.getEntries().some((entry) => entry.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR)) return
+    if (!list.getEntries().some((observed) => observed.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR)) return
     collectionWatch.disconnect()
     collectionWatch = null
     if (pool.idle) trimMemory()

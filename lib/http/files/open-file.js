@@ -2,8 +2,13 @@
 
 // One entry of the open-file cache (./file-cache): a file's descriptor, its
 // fstat and, once small and hot, its bytes; with the state of the paths
-// remembered as naming it (./remembered-paths). Its fields are the cache's
-// and remembered-paths'; other modules read them through the cache.
+// remembered as naming it (./remembered-paths). Its fields are written by the
+// cache and remembered-paths alone. Its clients (the handlers, the variant
+// store, the adapters' bodies) hold it between the cache's take()/acquire()
+// and release(), and read four fields, which do not change while they hold it:
+// `path`, `fd`, `stat` (the descriptor's fstat) and `proof` (the scope's proof
+// it was admitted on, to compare, never to use); and ask isOpen(). The rest is
+// the cache's.
 
 const SMALL_FILE = 64 * 1024 // the largest file kept in memory, see keepBody()
 // The largest kept for a request whose body is copied through user space anyway
@@ -52,6 +57,12 @@ class OpenFile {
     this.keys = null // the request paths remembered as naming it
     this.guards = null // other names whose change drops it too (see guard())
     this.siblings = null // its precompressed siblings, while guarded (see keepSiblings())
+  }
+
+  // Whether it is open and still the cache's: not yet dropped (a change, an
+  // eviction, clear()); its descriptor stays open while someone holds it.
+  isOpen () {
+    return this.stat !== null && !this.evicted
   }
 }
 

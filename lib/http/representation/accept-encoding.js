@@ -5,16 +5,16 @@
 // one, `*` stands for every coding not named, names are case-insensitive,
 // identity is acceptable unless excluded; on a tie the server's order wins.
 //
-// negotiator's own function for Accept-Encoding (its lib/encoding.js, what
-// Negotiator#encodings calls), taken directly: a request needs no Negotiator
-// object, nor a request-shaped one for a header value.
-const { preferredEncodings } = require('negotiator/lib/encoding')
+// negotiator's public API (a package's internal files may move under a minor
+// version). Its object is light: two allocations per call, and the variant
+// store keeps the ranking per header value.
+const Negotiator = require('negotiator')
 
 // → of `offered` (coding names and maybe identity, in the server's order of
 // preference), those the Accept-Encoding value `header` accepts, best first.
 // No header (undefined or '') accepts identity alone.
 function acceptedCodings (header, offered) {
-  return preferredEncodings(header, offered, offered)
+  return new Negotiator({ headers: { 'accept-encoding': header } }).encodings(offered, { preferred: offered })
 }
 
 module.exports = { acceptedCodings }
