@@ -17,7 +17,7 @@ export type ZcopyLoadErrorCode =
   | 'ZCOPY_UNSUPPORTED_RUNTIME'
   /** `ZCOPY_NATIVE=0` is set in the environment: the fallback was asked for. */
   | 'ZCOPY_NATIVE_DISABLED'
-  /** No prebuild for this platform and no local build (`node node_modules/zcopy/scripts/build.js` makes one; the message names it). */
+  /** No prebuild for this platform and no local build (`npx zcopy build` makes one; the message names it). */
   | 'ZCOPY_NATIVE_NOT_FOUND'
   /** A binary was found but the dynamic loader refused it (another ABI, libc or architecture). */
   | 'ERR_DLOPEN_FAILED'

@@ -2,9 +2,9 @@
 'use strict'
 
 // Builds the native addon from src/ into build/Release, which the loader prefers
-// to the prebuilds: `node node_modules/zcopy/scripts/build.js` in a project
-// (`zcopy.loadError` and `zcopy doctor` print the full path), `npm run build` in a
-// checkout. For the systems no prebuild serves (another architecture, a glibc
+// to the prebuilds: `npx zcopy build` in a project (bin/commands/build.js runs
+// this file; `zcopy.loadError` and `zcopy doctor` name that command), `npm run
+// build` in a checkout. For the systems no prebuild serves (another architecture, a glibc
 // older than 2.28). zcopy has no install script, so nothing builds on its own.
 //
 // node-gyp and node-addon-api are build-only (devDependencies): where the package

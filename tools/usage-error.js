@@ -9,7 +9,7 @@ class UsageError extends Error {
   }
 }
 
-const COMMANDS = ['bench', 'serve', 'doctor']
+const COMMANDS = ['bench', 'serve', 'doctor', 'build']
 
 // The one line a failure prints: a usage error names the help that lists the
 // flags, the subcommand's when one was typed (`zcopy serve --help`).

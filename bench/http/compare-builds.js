@@ -11,7 +11,8 @@
 // (DIR must then be a checkout). DIR is either another checkout
 // (e.g. a `git worktree` of another commit, its node_modules installed or
 // linked): its own CLI, JavaScript and addon run; or a directory with only an
-// addon in DIR/build/Release (built with `npx node-gyp rebuild`): this
+// addon in DIR/build/Release (built with `npm run build`; in a checkout from
+// before zcopy.gyp, with binding.gyp at its root, `npx node-gyp rebuild`): this
 // checkout's CLI runs with that addon (ZCOPY_PREBUILD=DIR).
 // --file: a case of bench/http/cases.js: one file of 4k, 64k, 1m or 100m, or a
 // many-files case (files-100, files-5000, files-5000-zipf: wrk's Lua script picks
@@ -103,7 +104,7 @@ function requireAddons (sides, base) {
   for (const [name, side] of Object.entries(sides)) {
     binaries[name] = binaryOf(side)
     if (binaries[name] === null) {
-      process.stderr.write(`${name === 'base' ? `--base ${base}` : 'this checkout'}: no zcopy addon loads from it (build it with npx node-gyp rebuild)\n`)
+      process.stderr.write(`${name === 'base' ? `--base ${base}` : 'this checkout'}: no zcopy addon loads from it (build it with npm run build; an older checkout, with binding.gyp at its root: npx node-gyp rebuild)\n`)
       process.exit(2)
     }
   }

@@ -338,7 +338,7 @@ async function main (signal) {
       } catch { // no lib/engine/binding.js (lib/binding.js), or its dependencies not installed
         addons[side] = null
       }
-      if (addons[side] === null) usage(`${side}: no zcopy addon loads from it (build it with npx node-gyp rebuild; its node_modules installed)`)
+      if (addons[side] === null) usage(`${side}: no zcopy addon loads from it (build it with npm run build; an older checkout, with binding.gyp at its root: npx node-gyp rebuild; its node_modules installed)`)
     }
   }
   const rows = servers.flatMap((kind) => [{ kind, base: null }, ...(base && isZcopy(kind) ? [{ kind, base }] : [])])

@@ -11,7 +11,7 @@
 //                               call, so the addon is not loaded there
 //   ZCOPY_NATIVE_DISABLED       ZCOPY_NATIVE=0 asks for the fallback
 //   ZCOPY_NATIVE_NOT_FOUND      no prebuild for this platform and no build/ (nobody
-//                               ran scripts/build.js, or the build failed)
+//                               ran `zcopy build`, or the build failed)
 //   ERR_DLOPEN_FAILED           a binary was found but the dynamic loader refused
 //                               it (built for another ABI or libc; Node's error is
 //                               the cause)
@@ -29,14 +29,13 @@ const path = require('node:path')
 
 const ROOT = path.join(__dirname, '..', '..')
 
-// The command that builds the addon from source into ROOT/build/Release.
-function buildCommand (root = ROOT) {
-  const script = path.join(root, 'scripts', 'build.js')
-  return `node ${/[^\w/.@+-]/.test(script) ? JSON.stringify(script) : script}`
-}
+// The command that builds the addon from source (into build/Release of the
+// package installed in the project it runs in; in a checkout, `npm run build`
+// does the same): `zcopy build`, which runs scripts/build.js.
+const BUILD_COMMAND = 'npx zcopy build'
 
-function withBuildHint (message, root) {
-  return `${message}; zcopy uses the stream fallback. To build the addon for this system (Python 3, make and a C++17 compiler): ${buildCommand(root)}`
+function withBuildHint (message) {
+  return `${message}; zcopy uses the stream fallback. To build the addon for this system (Python 3, make and a C++17 compiler): ${BUILD_COMMAND}`
 }
 
 function codedError (code, message, cause) {
@@ -79,7 +78,7 @@ function loadNative (root = ROOT, { platform = process.platform, env = process.e
     // node-gyp-build's "No native build was found for platform=... loaded from: dir"
     // carries no code; its message (on one line) is the useful part.
     const found = String(err && err.message).trim().replace(/\s*\n\s*/g, '; ')
-    const error = codedError((err && err.code) || 'ZCOPY_NATIVE_NOT_FOUND', withBuildHint(found, root), err)
+    const error = codedError((err && err.code) || 'ZCOPY_NATIVE_NOT_FOUND', withBuildHint(found), err)
     return { native: null, loadError: error, binary: null }
   }
   const binary = { path: file, from: binaryOrigin(root, file) }
@@ -87,7 +86,7 @@ function loadNative (root = ROOT, { platform = process.platform, env = process.e
     return { native: require(file), loadError: null, binary }
   } catch (err) {
     const why = err && err.code === 'ERR_DLOPEN_FAILED' ? err.message : `could not load ${file}: ${err && err.message}`
-    const error = codedError((err && err.code) || 'ZCOPY_NATIVE_LOAD_FAILED', withBuildHint(why, root), err)
+    const error = codedError((err && err.code) || 'ZCOPY_NATIVE_LOAD_FAILED', withBuildHint(why), err)
     return { native: null, loadError: error, binary }
   }
 }
@@ -99,6 +98,6 @@ module.exports = {
   loadError,
   binary,
   zeroCopyAvailable: native !== null,
-  buildCommand,
+  BUILD_COMMAND,
   loadNative
 }

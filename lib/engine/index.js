@@ -5,7 +5,7 @@
 // knows sockets, descriptors and streams, never HTTP. This file is the only way
 // in for the layers above (lib/index.js, lib/http/, bin/).
 
-const { loadError, binary, zeroCopyAvailable, buildCommand } = require('./binding')
+const { loadError, binary, zeroCopyAvailable, BUILD_COMMAND } = require('./binding')
 const addonCalls = require('./addon-calls')
 const { sendfile } = require('./sendfile')
 const { pipeFile, sendRange } = require('./pipe-file')
@@ -30,7 +30,7 @@ module.exports = {
   // for zcopy doctor: the binary loaded (or refused), from where, and the
   // command that builds one from source
   binary,
-  buildCommand,
+  BUILD_COMMAND,
   // Node-shaped argument errors and checks, shared with lib/http
   invalidArgType,
   invalidArgValue,

@@ -65,7 +65,7 @@ test('a base from which no addon loads: one line, exit code 2, no server started
   const { code, stdout, stderr } = await runCli(['--base', tmpdir], { cli: COMPARE, env: { TMPDIR: tmpdir } })
   expect(code).toBe(2)
   expect(stdout).toBe('')
-  expect(stderr).toBe(`--base ${tmpdir}: no zcopy addon loads from it (build it with npx node-gyp rebuild)\n`)
+  expect(stderr).toBe(`--base ${tmpdir}: no zcopy addon loads from it (build it with npm run build; an older checkout, with binding.gyp at its root: npx node-gyp rebuild)\n`)
   expect(fs.readdirSync(tmpdir)).toEqual([])
 })
 

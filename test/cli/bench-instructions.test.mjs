@@ -111,7 +111,7 @@ test.skipIf(!valgrind)('(needs valgrind) a --base from which no addon loads: one
   const { code, stdout, stderr } = await runCli(['--servers', 'zcopy (node:http)', '--base', base], { cli: TOOL })
   expect(code).toBe(2)
   expect(stdout).toBe('')
-  expect(stderr).toBe(`bench/http/instructions.js: --base ${base}: no zcopy addon loads from it (build it with npx node-gyp rebuild; its node_modules installed)\n`)
+  expect(stderr).toBe(`bench/http/instructions.js: --base ${base}: no zcopy addon loads from it (build it with npm run build; an older checkout, with binding.gyp at its root: npx node-gyp rebuild; its node_modules installed)\n`)
 })
 
 test('valgrind missing: how to install it, exit code 2', async () => {

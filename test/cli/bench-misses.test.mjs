@@ -38,7 +38,7 @@ test('bad options and a --base with no addon: one line, exit code 2, nothing sta
   const { code, stderr } = await runCli(['--base', tmpdir], { cli: MISSES, env: { TMPDIR: tmpdir } })
   expect(code).toBe(2)
   expect(stderr).toBe(hasWrk
-    ? `--base ${tmpdir}: no zcopy addon loads from it (build it with npx node-gyp rebuild)\n`
+    ? `--base ${tmpdir}: no zcopy addon loads from it (build it with npm run build; an older checkout, with binding.gyp at its root: npx node-gyp rebuild)\n`
     : 'wrk is not installed (apt-get install wrk): the trees are requested by its Lua script\n')
   expect(fs.readdirSync(tmpdir)).toEqual([])
 })

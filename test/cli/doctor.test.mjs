@@ -118,11 +118,11 @@ describe('zcopy doctor --json', () => {
     expect(json.addon).toMatchObject({ loaded: false, from: 'none', path: null, loadError: { code: 'ZCOPY_NATIVE_NOT_FOUND' } })
     expect(json.addon.loadError.message).toMatch(/^No native build was found/)
     expectVerifiedSelfTest(json.selfTest, false)
-    expect(json.advice).toMatch(new RegExp(`build it with: node ${copy}/scripts/build\\.js$|then run: node ${copy}/scripts/build\\.js$`))
+    expect(json.advice).toMatch(/(build it with|then run): npx zcopy build$/)
     expect(code).toBe(1)
   })
 
-  it('ZCOPY_PREBUILD pointing at a folder with no binary: the advice names it, not the install script', async () => {
+  it('ZCOPY_PREBUILD pointing at a folder with no binary: the advice names it, not the build command', async () => {
     const empty = makeTempDir('zcopy-doctor-prebuild-')
     try {
       const run = await runCli(['doctor', '--json'], { env: { ...NEUTRAL_ENV, TMPDIR: tmp, ZCOPY_PREBUILD: empty } })
@@ -176,7 +176,7 @@ describe('zcopy doctor (the report)', () => {
     expect(stderr).toBe('')
     expect(stdout).toMatch(/^ +ZCOPY_NATIVE_NOT_FOUND: No native build was found/m)
     expect(lines(runs.unbuiltText).at(-1)).toMatch(
-      new RegExp(`^✗ zero-copy is off: .*lacks python3, make, a C\\+\\+ compiler .*then run: node ${copy}/scripts/build\\.js$`))
+      /^✗ zero-copy is off: .*lacks python3, make, a C\+\+ compiler .*then run: npx zcopy build$/)
     expect(code).toBe(1)
   })
 })

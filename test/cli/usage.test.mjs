@@ -79,7 +79,7 @@ describe('bad input: one line on stderr, exit code 2', () => {
     [['serve', '.', '--max-agee', '3'], /^zcopy: unknown flag --max-agee: did you mean --max-age\? \(see/m],
     [['serve', '.', '--prot=3', '--frob'], /unknown flag --prot: did you mean --port\?; also unknown: frob \(see/],
     [['bench', '--jsn'], /unknown flag --jsn: did you mean --json\? \(see 'zcopy bench --help'\)/],
-    [['help', 'copy'], /no help for 'copy': the commands are bench, serve, doctor/]
+    [['help', 'copy'], /no help for 'copy': the commands are bench, serve, doctor, build/]
   ])('zcopy %j', async (args, pattern) => {
     expectOneLineUsageError(await runCli(args), pattern)
   })
@@ -94,7 +94,7 @@ describe('a usage error names the help that lists the flags', () => {
   test.each([
     [['serve', '.', '--workers', 'abc'], "zcopy: --workers must be auto or an integer from 1 to 1024, got 'abc' (see 'zcopy serve --help')\n"],
     [['bench', '--mode', 'foo'], "zcopy: unknown --mode 'foo' (expected socket, http, file or all) (see 'zcopy bench --help')\n"],
-    [[], "zcopy: choose a command: bench, serve or doctor (see 'zcopy --help')\n"]
+    [[], "zcopy: choose a command: bench, serve, doctor or build (see 'zcopy --help')\n"]
   ])('zcopy %j', async (args, line) => {
     const { code, stdout, stderr } = await runCli(args)
     expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: line })

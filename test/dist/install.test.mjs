@@ -5,9 +5,10 @@
 // package manager mentions an install script or a build: zcopy has none, and
 // no binding.gyp at its root (npm would add `node-gyp rebuild` for one, even
 // with "gypfile": false on an install from the lockfile; pnpm would flag it).
-// Then the documented build command, run from the installed package, fetches
-// its build-only tools, builds build/Release and zcopy loads that; without a
-// compiler it says so in its last line and exits 1.
+// Then the documented build command, `npx zcopy build` in the project (npx runs
+// the installed package's bin, `--no`: never one fetched from the registry),
+// fetches its build-only tools, builds build/Release and zcopy loads that;
+// without a compiler it says so in its last line and exits 1.
 // Needs the registry (or npm's cache); the build needs Python 3, make and a C++
 // compiler and skips without them. One to two minutes, half of it the build.
 import { execFile } from 'node:child_process'
@@ -56,6 +57,9 @@ async function install (dir, command, args) {
   const { stdout, stderr } = await run(command, args, { cwd: dir, env: ENV, timeout: 90_000, maxBuffer: 16 << 20 })
   return stdout + stderr
 }
+
+// The build command zcopy names (loadError, zcopy doctor), as a user types it.
+const BUILD = ['--no', 'zcopy', 'build']
 
 const npmInstall = (dir, ...args) => install(dir, 'npm', ['install', ...args, '--no-audit', '--no-fund'])
 
@@ -109,12 +113,11 @@ describe.runIf(served)(`the tarball on linux-${process.arch} (${libc}), where a 
     expectPrebuildZeroCopy(await transfer(dir))
   }, 120_000)
 
-  it.runIf(canBuild)('the build command zcopy names, run from the installed package: fetches node-gyp and node-addon-api, builds, and zcopy loads build/Release', async () => {
+  it.runIf(canBuild)('the build command zcopy names, npx zcopy build in the project: fetches node-gyp and node-addon-api, builds, and zcopy loads build/Release', async () => {
     const packageDir = path.join(npmProject, 'node_modules', 'zcopy')
     // Build-only packages are not installed with zcopy.
     for (const name of ['node-gyp', 'node-addon-api']) expect(fs.existsSync(path.join(npmProject, 'node_modules', name)), name).toBe(false)
-    const { stderr } = await run(process.execPath, [path.join(packageDir, 'scripts', 'build.js')],
-      { cwd: npmProject, env: ENV, timeout: 240_000, maxBuffer: 64 << 20 })
+    const { stderr } = await run('npx', BUILD, { cwd: npmProject, env: ENV, timeout: 240_000, maxBuffer: 64 << 20 })
     expect(stderr).toMatch(/^zcopy: fetching node-gyp@\S+ and node-addon-api@\S+ \(build-only\) with npm$/m)
     expect(stderr.trimEnd().split('\n').at(-1)).toBe('zcopy: built build/Release/zcopy.node, which zcopy now loads; `npx zcopy doctor` checks zero-copy end to end')
     // The binding.gyp node-gyp needs is gone again: a later install must not see one.
@@ -127,7 +130,7 @@ describe.runIf(served)(`the tarball on linux-${process.arch} (${libc}), where a 
 
   it.runIf(canBuild)('the build command without a compiler: node-gyp\'s output, then one line saying why, exit 1; the prebuild still serves', async () => {
     const packageDir = path.join(npmProject, 'node_modules', 'zcopy')
-    const failed = await run(process.execPath, [path.join(packageDir, 'scripts', 'build.js')], {
+    const failed = await run('npx', BUILD, {
       cwd: npmProject, env: { ...ENV, CC: '/nonexistent/cc', CXX: '/nonexistent/c++' }, timeout: 120_000, maxBuffer: 64 << 20
     }).then(() => null, (err) => err)
     expect(failed.code).toBe(1)

@@ -12,7 +12,7 @@ export const BUILT_ADDON = path.join(ROOT, 'build', 'Release', 'zcopy.node')
 
 // The binary node-gyp-build loads from this checkout, { path, from }: a build in
 // build/Release when there is one, else the committed prebuild (as after
-// `npm ci`, whose install script builds nothing when the prebuild loads).
+// `npm ci`, which builds nothing: zcopy has no install script).
 export const LOADED_ADDON = (() => {
   const file = createRequire(import.meta.url)('node-gyp-build').path(ROOT)
   const tag = /\.(glibc|musl)\.node$/.exec(file)

@@ -29,4 +29,4 @@ function addonStatus () {
   }
 }
 
-module.exports = { addonStatus, probeKernel: engine.probeKernel, buildCommand: engine.buildCommand }
+module.exports = { addonStatus, probeKernel: engine.probeKernel, BUILD_COMMAND: engine.BUILD_COMMAND }

@@ -2,11 +2,9 @@
 
 // One line: why zero-copy is not working and what to do about it; null when it works.
 
-const { buildCommand } = require('./addon')
-
 // zcopy has no install script: where no prebuild serves, this command builds
-// the addon (scripts/build.js in the installed package).
-const BUILD = buildCommand()
+// the addon (`zcopy build`, which runs scripts/build.js of the installed package).
+const { BUILD_COMMAND } = require('./addon')
 
 const BINARY = { prebuild: 'the prebuilt binary', build: 'the locally built binary', other: 'the binary' }
 
@@ -24,9 +22,9 @@ function notFound ({ buildTools, env }) {
   if (missing.length > 0) {
     return 'no prebuilt binary fits this system and the addon was never built; building it needs Python 3, make ' +
       `and a C++17 compiler, and this system lacks ${missing.join(', ')} (Debian/Ubuntu: apt-get install -y python3 make g++); ` +
-      `then run: ${BUILD}`
+      `then run: ${BUILD_COMMAND}`
   }
-  return `no prebuilt binary fits this system and the addon was never built here; build it with: ${BUILD}`
+  return `no prebuilt binary fits this system and the addon was never built here; build it with: ${BUILD_COMMAND}`
 }
 
 function firstLine (text) {
@@ -47,9 +45,9 @@ function adviceFor ({ addon, selfTest, platform, buildTools }, env = process.env
         return notFound({ buildTools, env })
       case 'ERR_DLOPEN_FAILED':
         return `${BINARY[addon.from] || BINARY.other} does not load here (${firstLine(message)}); ` +
-          `build one for this system with: ${BUILD}`
+          `build one for this system with: ${BUILD_COMMAND}`
       default:
-        return `the native addon failed to load (${firstLine(message)}); rebuild it with: ${BUILD}`
+        return `the native addon failed to load (${firstLine(message)}); rebuild it with: ${BUILD_COMMAND}`
     }
   }
   if (selfTest.error !== null) {

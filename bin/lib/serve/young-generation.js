@@ -5,7 +5,7 @@
 // responses' objects alive across collections, and V8 answers survivors by
 // doubling the young generation up to its default ceiling (32 MiB on Node 20
 // and 22, 128 MiB on Node 24 on this 24 GiB machine), committed for as long
-// as they stall: 17–18 KiB of the 94 a stalled TLS client cost (docs/http.md,
+// as they stall: 17–18 KiB of the 94 a stalled TLS client cost (docs/internals.md,
 // "V8's young generation"). `node --max-semi-space-size=4` sets an 8 MiB
 // ceiling, but V8 reads it only when it starts. The growth factor it reads at
 // every growth: after each collection it is set to 1 once the new space is

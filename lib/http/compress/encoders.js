@@ -5,10 +5,11 @@
 // zlib's synchronous API; never on libuv's pool.
 //
 // Levels: the best ratio that is affordable once per file (the sizes and the
-// CPU per MiB of each level are in docs/http.md, "Compressed variants"). A
-// variant is made once and sent thousands of times, so brotli 11 for files up
-// to 1 MiB (about a second of one thread at most); above that brotli 9, so that
-// the 8 MiB cap costs about as much. gzip 9 and zstd 19 everywhere.
+// CPU per MiB of each level are in docs/internals.md, "Compressed variants in
+// detail"). A variant is made once and sent thousands of times, so brotli 11
+// for files up to 1 MiB (about a second of one thread at most); above that
+// brotli 9, so that the 8 MiB cap costs about as much. gzip 9 and zstd 19
+// everywhere.
 // `cheap`: a file whose variant was evicted (the cache holds less than is
 // asked for, so it may be made again and again) is made at CHEAP levels:
 // brotli 5, gzip 6, zstd 3 (a 16 KiB page: brotli 5 0.66 ms of CPU, 11

@@ -1,7 +1,7 @@
 'use strict'
 
 // Compressed variants of served files, made once in the background and sent
-// from then on like the file itself (see docs/http.md, "Compressed variants").
+// from then on like the file itself (docs/internals.md, "Compressed variants").
 //
 // - A record per source path holds the identity the variants were made from
 //   (device, inode, size, mtime, ctime: the open-file cache's sameFile()) and the

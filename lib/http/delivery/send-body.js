@@ -76,7 +76,8 @@ function passesEncodedBodies (res) {
 
 // Bodies up to this size go out corked behind their head. Above it the head goes
 // on its own: a corked socket holds back the partial segment at the end of each
-// sendfile, a delay per chunk that large bodies feel (docs/http.md).
+// sendfile, a delay per chunk that large bodies feel (docs/internals.md, "HTTP:
+// how the bytes move").
 const CORK_LIMIT = 64 * 1024
 
 // Has Node write the response head now, through its public API (flushHeaders).
