@@ -73,7 +73,8 @@ declare namespace zcopyFastify {
     cacheControl?: boolean
     /** Default `'allow'`, as @fastify/static. */
     dotfiles?: 'allow' | 'deny' | 'ignore'
-    etag?: boolean
+    /** As @fastify/static's; zcopy's own `'content'`: an ETag made of the bytes (see serveStatic's). */
+    etag?: boolean | 'content'
     extensions?: string[]
     immutable?: boolean
     index?: string[] | string | false

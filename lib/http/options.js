@@ -59,6 +59,14 @@ function nonNegative (options, name, fallback, isWhole = Number.isSafeInteger) {
   return value
 }
 
+// true (the default: a weak ETag of size and mtime), false (none) or
+// 'content' (one of the bytes, see ./representation/content-tag.js).
+function etagOf (value) {
+  if (value === undefined || value === true) return true
+  if (value !== false && value !== 'content') throw badOption('etag', "true, false or 'content'", value)
+  return value
+}
+
 function dotfilesOf (value) {
   if (value === undefined) return 'ignore'
   if (!DOTFILES.includes(value)) throw badOption('dotfiles', "'allow', 'deny' or 'ignore'", value)
@@ -79,7 +87,7 @@ function normalizeOptions (given, root) {
     cacheControl: cacheControlValue(options),
     contentType: options.contentType !== false,
     dotfiles: dotfilesOf(options.dotfiles),
-    etag: options.etag !== false,
+    etag: etagOf(options.etag),
     extensions: list(options.extensions, 'extensions'),
     index: options.index === undefined ? Object.freeze(['index.html']) : list(options.index, 'index'),
     lastModified: options.lastModified !== false,

@@ -10,7 +10,7 @@
 // the open-file cache and the scope its files are opened in (the confined root).
 
 const { memoryBody, UNCONFINED } = require('./files')
-const { BODY, isConditional, negotiateEncoding, notModified, preconditionFailed, removeContentHeaders, selectRange, setContentLength, setFileHeaders, siblingNames, siblingsOf } = require('./representation')
+const { BODY, ContentTags, isConditional, negotiateEncoding, notModified, preconditionFailed, removeContentHeaders, selectRange, setContentLength, setFileHeaders, siblingNames, siblingsOf } = require('./representation')
 const { httpError, isHttpError, lookupError } = require('./http-error')
 const { copiesBody, sendBody, sendBytes } = require('./delivery')
 const { andThen, isLater } = require('./now-or-later')
@@ -74,6 +74,7 @@ class FileServer {
     this.variants = variants
     this.delivery = delivery
     this.root = options.root // null: paths are absolute
+    this.tags = options.etag === 'content' ? new ContentTags(cache) : null
     // The root files are confined to: none when there is no root or symlinks out
     // of it are allowed.
     this.confinedTo = options.root === null || options.allowSymlinksOutsideRoot ? null : options.root
@@ -213,13 +214,36 @@ class FileServer {
   // the transfer runs in this call, without a promise in between.
   serve (req, res, located, onFound = null) {
     const opened = this.openFile(req, located)
-    if (isLater(opened)) return opened.then((file) => this.found(req, res, file, onFound))
-    return this.found(req, res, opened, onFound)
+    if (isLater(opened)) return opened.then((file) => this.found(req, res, file, onFound, located))
+    return this.found(req, res, opened, onFound, located)
   }
 
-  found (req, res, file, onFound) {
+  found (req, res, file, onFound, located) {
     if (onFound !== null) onFound(file.entry)
-    return this.respond(req, res, file)
+    if (this.tags === null) return this.respond(req, res, file)
+    // etag 'content': the answer waits for the content ETag (the first
+    // request of a file version), never sending another, so replicas agree.
+    const tag = this.contentTag(file, located)
+    if (!isLater(tag)) {
+      file.tag = tag
+      return this.respond(req, res, file)
+    }
+    return tag.then((tag) => {
+      file.tag = tag
+      return this.respond(req, res, file)
+    }, (err) => {
+      this.release(file)
+      throw err
+    })
+  }
+
+  // → the content ETag of what `file` sends (see ./representation/content-tag.js),
+  // or a Promise of it. A variant's is derived from its source's, `located`.
+  contentTag (file, located) {
+    if (file.variant === undefined) return this.tags.of(file.entry)
+    const scope = this.scopeOf(located)
+    return this.tags.ofVariant(file.variant, () => this.cache.take(located.path, located.stat, scope) ||
+      this.cache.acquire(located.path, located.stat, scope).catch(openError))
   }
 
   // Answers the request with the opened file and releases it. Rejects with an
@@ -273,14 +297,14 @@ class FileServer {
   // Status and headers, then the body: the promise of its delivery; what was sent
   // from memory; or null when there is no body (HEAD, 304, an empty range).
   writeHeadAndBody (req, res, file) {
-    const { entry, typePath, encoding, vary, copied, variant } = file
+    const { entry, typePath, encoding, vary, copied, variant, tag } = file
     const { options, delivery } = this
     if (res.headersSent) throw httpError(500, new Error('Can\'t set headers after they are sent.'))
     // A variant's entry has its own stat: setHeaders hears the file's (the
     // version the variant was made from, the one the request found).
     const sourceStat = variant === undefined ? null : variant.record.stat
     const values = variant === undefined ? null : variant.headers
-    const present = setFileHeaders(res, { file: entry, typePath, encoding, vary, sourceStat, values }, options)
+    const present = setFileHeaders(res, { file: entry, typePath, encoding, vary, sourceStat, values, tag }, options)
     const path = entry === null ? variant.name : entry.path
     if (isConditional(req)) {
       if (preconditionFailed(req, res)) throw bodyless(res, encoding, httpError(412))

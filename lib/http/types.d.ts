@@ -21,8 +21,11 @@ export interface FileResponseOptions {
   immutable?: boolean
   /** Dotfile policy for every path segment: 404 (`'ignore'`), 403 (`'deny'`) or serve (`'allow'`). Default `'ignore'`. */
   dotfiles?: 'allow' | 'deny' | 'ignore'
-  /** Send a weak ETag made of size and mtime. Default `true`. */
-  etag?: boolean
+  /**
+   * Send an ETag: `true` (default) a weak one made of size and mtime; `'content'` a strong one
+   * made of the bytes (SHA-256), so that replicas agree whatever the mtimes; `false` none.
+   */
+  etag?: boolean | 'content'
   /** Send Last-Modified. Default `true`. */
   lastModified?: boolean
   /** Extensions tried, in order, for an extensionless name that does not exist, e.g. `['html']`. Default none. */

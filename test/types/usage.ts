@@ -49,6 +49,12 @@ if (variants !== undefined) void [variants.made, variants.served, variants.ident
 const idle: Promise<void> = compressing.compressed()
 void idle
 sendFile(null as any, null as any, '/srv/app.js', { compress: true })
+// An ETag of the bytes (replicas agree whatever the mtimes), the default one, or none.
+serveStatic('public', { etag: 'content', compress: true })
+sendFile(null as any, null as any, '/srv/app.js', { etag: 'content' })
+serveStatic('public', { etag: false })
+// @ts-expect-error: 'content' is the only other kind
+serveStatic('public', { etag: 'strong' })
 // @ts-expect-error: not a coding zcopy makes
 serveStatic('public', { compress: { encodings: ['deflate'] } })
 

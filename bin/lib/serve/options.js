@@ -36,6 +36,14 @@ function dotfiles (value) {
   return value
 }
 
+// --etag (alone, or absent: the weak size-and-mtime ETag), --etag content (one
+// made of the bytes, the same on every replica), --no-etag (none).
+function etag (value) {
+  if (value === false || value === 'content') return value
+  if (value === true || value === '') return true
+  throw new UsageError(`unknown --etag '${value}' (expected content, or --no-etag)`)
+}
+
 function extensions (value) {
   const items = [].concat(value).flatMap((item) => String(item).split(',')).map((item) => item.trim().replace(/^\./, ''))
   if (items.some((item) => !/^[A-Za-z0-9]+$/.test(item))) {
@@ -66,7 +74,8 @@ const options = {
   cors: { describe: 'Allow any origin (Access-Control-Allow-Origin: *, preflight answered)', type: 'boolean', default: false },
   'max-age': { alias: 'cache', describe: 'Cache-Control max-age, in seconds or like 1h, 7d', type: 'string', default: 0, requiresArg: true, coerce: seconds('max-age') },
   immutable: { describe: 'Hashed file names (app.3f2a1b9c.js) cached for a year, immutable', type: 'boolean', default: false },
-  etag: { describe: 'Send ETag (--no-etag: do not)', type: 'boolean', default: true },
+  // No yargs default: it would also stand in for a bare --etag.
+  etag: { describe: 'Send ETag: made of size and mtime; --etag content: of the bytes (replicas agree whatever the mtimes); --no-etag: none', type: 'string', coerce: etag },
   // No yargs default: it would also stand in for a bare --dotfiles (which is allow).
   dotfiles: { describe: 'Files and folders named .*: allow, deny (403) or ignore (404); --dotfiles alone: allow [default: ignore]', type: 'string', coerce: dotfiles },
   precompressed: { describe: 'Send file.br / file.gz instead of file when the client accepts it', type: 'boolean', default: false },
@@ -94,6 +103,7 @@ const examples = [
   ['$0 serve --max-age 3600', 'Cache-Control: public, max-age=3600 (also --cache 1h)'],
   ['$0 serve --immutable', 'app.3f2a1b9c.js: public, max-age=31536000, immutable'],
   ['$0 serve --no-etag', 'no ETag header'],
+  ['$0 serve --etag content', 'ETag from the bytes: replicas on copies of a folder agree'],
   ['$0 serve --dotfiles deny', '403 for .env, .git/...'],
   ['$0 serve --precompressed', 'app.js.br / app.js.gz for clients that accept them'],
   ['$0 serve --no-compress', 'send text files as they are (compressed once per version by default)'],
@@ -206,7 +216,7 @@ function resolveOptions (argv, env = process.env) {
     cors: argv.cors,
     maxAge: argv['max-age'],
     immutable: argv.immutable,
-    etag: argv.etag,
+    etag: argv.etag === undefined ? true : argv.etag,
     dotfiles: argv.dotfiles === undefined ? 'ignore' : argv.dotfiles,
     precompressed: argv.precompressed,
     compress: argv.compress !== false,

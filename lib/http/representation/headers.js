@@ -64,15 +64,16 @@ function appendVary (res, field) {
 // none for a path without. → the lower-case names of the headers that were on
 // `res` before these (the application's), for setContentLength().
 // `values`: a compressed variant's own header values (its ETag and date are
-// the file's), else null: those of `file`, the cache entry sent.
-function setFileHeaders (res, { file, typePath, encoding, vary, sourceStat = null, values = null }, options) {
+// the file's), else null: those of `file`, the cache entry sent. `tag`: the
+// ETag to send instead of theirs (a content ETag, ./content-tag.js), or null.
+function setFileHeaders (res, { file, typePath, encoding, vary, sourceStat = null, values = null, tag = null }, options) {
   if (options.setHeaders !== null) options.setHeaders(res, typePath, sourceStat === null ? file.stat : sourceStat)
   const present = res.getHeaderNames()
   if (options.acceptRanges) setDefault(res, present, 'Accept-Ranges', 'accept-ranges', 'bytes')
   if (options.cacheControl !== null) setDefault(res, present, 'Cache-Control', 'cache-control', options.cacheControl)
   if (values === null) values = valuesOf(file, typePath)
   if (options.lastModified) setDefault(res, present, 'Last-Modified', 'last-modified', values.lastModified)
-  if (options.etag) setDefault(res, present, 'ETag', 'etag', values.etag)
+  if (options.etag) setDefault(res, present, 'ETag', 'etag', tag === null ? values.etag : tag)
   if (options.contentType) setDefault(res, present, 'Content-Type', 'content-type', values.contentType)
   if ((options.precompressed || options.compress) && (encoding !== null || vary)) {
     appendVary(res, 'Accept-Encoding')
