@@ -60,11 +60,14 @@ function nonNegative (options, name, fallback, isWhole = Number.isSafeInteger) {
 }
 
 // true (the default: a weak ETag of size and mtime), false (none) or
-// 'content' (one of the bytes, see ./representation/content-tag.js).
+// 'content' (one of the bytes, see ./representation/content-tag.js). Any other
+// value is taken as serve-static takes it, on when truthy (`etag: 0` and
+// `null` turn it off), but a string: one that is not 'content' is a mode
+// mistyped, refused rather than taken for the weak ETag.
 function etagOf (value) {
-  if (value === undefined || value === true) return true
-  if (value !== false && value !== 'content') throw badOption('etag', "true, false or 'content'", value)
-  return value
+  if (value === undefined) return true
+  if (typeof value === 'string' && value !== 'content') throw badOption('etag', "true, false or 'content'", value)
+  return value === 'content' ? value : Boolean(value)
 }
 
 function dotfilesOf (value) {

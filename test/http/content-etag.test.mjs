@@ -280,11 +280,23 @@ test('hashing a 20 MiB file does not hold the event loop', async () => {
   }
 }, 60_000)
 
-test('a bad etag is refused as other options are', () => {
-  for (const value of ['strong', 'Content', 1, null]) {
+test('a mistyped etag mode is refused as other options are; other values as serve-static takes them', () => {
+  for (const value of ['strong', 'Content', '']) {
     expect(() => zcopy.serveStatic('.', { etag: value })).toThrow(TypeError)
   }
+  for (const value of [1, 0, null]) expect(() => zcopy.serveStatic('.', { etag: value })).not.toThrow()
   expect(() => zcopy.serveStatic('.', { etag: 'strong' })).toThrow("options.etag must be true, false or 'content', got 'strong'")
   expect(() => zcopy.sendFile({}, {}, '/x', { etag: 'weak' })).toThrow("options.etag must be true, false or 'content', got 'weak'")
   expect(() => zcopy.serveStatic('.', { etag: 'content' })).not.toThrow()
+})
+
+test.each([[0, false], [null, false], [1, true]])('etag: %s sends an ETag: %s, as serve-static', async (value, sent) => {
+  const server = await serverFor(first, { etag: value })
+  try {
+    const answer = await server.get(`/${Object.keys(FILES)[0]}`)
+    expect(answer.status).toBe(200)
+    expect(answer.headers.etag !== undefined).toBe(sent)
+  } finally {
+    await server.close()
+  }
 })
