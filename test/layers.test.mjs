@@ -109,3 +109,18 @@ describe('the open-file cache owns its entries', () => {
     })
   }
 })
+
+// How a body moves is the engine's to decide (lib/engine/destination.js,
+// movesByZeroCopy): the HTTP layer and the adapters say what a destination
+// allows and never consult whether the addon loaded to pick sendfile or a copy
+// themselves.
+describe('the choice of zero-copy or a copy', () => {
+  for (const file of files) {
+    const name = relative(file)
+    if (!inside(name, 'lib/http') && !inside(name, 'lib/adapters')) continue
+    it(`${name} leaves it to the engine`, () => {
+      const code = fs.readFileSync(file, 'utf8').replace(/\/\/.*$/gm, '')
+      expect(code.match(/\b(zeroCopyAvailable|supportsZeroCopy)\b/g)).toBeNull()
+    })
+  }
+})

@@ -1,7 +1,9 @@
 'use strict'
 
 // What a destination is, and whether the kernel can take it directly. This is the
-// one place that decides between zero-copy and the stream fallback.
+// one place that decides between zero-copy and a copy through user space: for
+// the destinations pipeFile and sendRange are given, and for a response-like
+// one the layer above describes (movesByZeroCopy).
 
 const fs = require('node:fs')
 const net = require('node:net')
@@ -56,4 +58,22 @@ function supportsZeroCopy ({ kind, stream }) {
   return kind === 'fd' || kind === 'path'
 }
 
-module.exports = { classifyDestination, socketFd, supportsZeroCopy, transportFd }
+// Whether a body goes to a response-like destination (one that frames and
+// writes its own bytes onto a connection: an HTTP response) by sendfile to the
+// connection's socket, behind the destination's back; false: it is copied
+// through the destination's own writes. The layer above says what the
+// destination allows, in `description`:
+// - socket: the connection's socket, or null while the destination has none
+//   yet (it is sent to once it has one); one that is not a net.Socket (a
+//   framework's stand-in) has no descriptor;
+// - encrypted: TLS on the connection (the kernel cannot encrypt);
+// - multiplexed: the connection carries other streams' frames too (HTTP/2);
+// - passesThrough: what is written to the destination reaches the connection
+//   as it is (no write or end replaced by one that may transform the bytes);
+// - framed: the destination frames the bytes itself (chunked encoding).
+function movesByZeroCopy ({ socket, encrypted, multiplexed, passesThrough, framed }) {
+  if (!zeroCopyAvailable || encrypted || multiplexed || !passesThrough || framed) return false
+  return socket === null || socket instanceof net.Socket
+}
+
+module.exports = { classifyDestination, movesByZeroCopy, socketFd, supportsZeroCopy, transportFd }

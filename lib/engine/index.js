@@ -10,7 +10,7 @@ const addonCalls = require('./addon-calls')
 const { sendfile } = require('./sendfile')
 const { pipeFile, sendRange } = require('./pipe-file')
 const { createReadStream } = require('./read-stream')
-const { socketFd, transportFd } = require('./destination')
+const { movesByZeroCopy, socketFd, transportFd } = require('./destination')
 const { invalidArgType, invalidArgValue, truncatedError } = require('./errors')
 const { validateInteger, validateObject } = require('./validate')
 
@@ -21,7 +21,10 @@ module.exports = {
   sendfile,
   pipeFile,
   createReadStream,
-  // for lib/http: a range to a response's socket, and what it checks first
+  // for lib/http: whether a response's body goes by sendfile (given what its
+  // destination allows) or is copied, a range to a response's socket, and
+  // what it checks first
+  movesByZeroCopy,
   sendRange,
   socketFd,
   transportFd,

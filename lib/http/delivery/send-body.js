@@ -1,8 +1,10 @@
 'use strict'
 
 // Moves the body, an inclusive byte range of an open file, once the status and
-// headers are set on `res`. The engine decides how the bytes move; this module
-// decides what they go to:
+// headers are set on `res`. This module says what the response's destination
+// allows (destinationOf: its socket, TLS, HTTP/2, whether its writes pass the
+// bytes through, its framing); the engine decides from that whether the bytes
+// go by sendfile or are copied (movesByZeroCopy):
 // - plain HTTP/1.x over TCP, with the native addon: Node writes the response head
 //   (flushHeaders, public API), the engine sendfiles the range to the socket
 //   itself (a small body's first bytes share the head's packet: TCP_CORK), then
@@ -30,7 +32,7 @@ const { readingHeldWhile } = require('./one-at-a-time')
 const { promiseOf } = require('../promise-of')
 const { copyToResponse, writeToResponse } = require('./response-body')
 const { PIECE_SIZE } = require('./shared-pieces')
-const { sendRange, setCork, socketFd, zeroCopyAvailable } = require('../../engine')
+const { movesByZeroCopy, sendRange, setCork, socketFd } = require('../../engine')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 
@@ -48,18 +50,38 @@ function nothingSent () {
   return { bytes: 0, zeroCopy: false, complete: false }
 }
 
+// What the destination of `res` allows, for the engine to choose how its body
+// moves (movesByZeroCopy). `ownEncoding`: the Content-Encoding on res, if any,
+// is one zcopy chose. Before the head is written `socket` may still be null
+// (a pipelined response) and `framed` is not known yet: whoever sends to the
+// socket asks again once the head went out (bodyToSocket).
+function destinationOf (req, res, ownEncoding) {
+  return {
+    socket: res.socket,
+    encrypted: Boolean(req.socket.encrypted),
+    multiplexed: req.httpVersionMajor !== 1,
+    passesThrough: passesThrough(res, ownEncoding),
+    framed: res.chunkedEncoding === true
+  }
+}
+
 // Whether a body for `req` is copied through user space whatever its response
 // does: without the addon, over HTTP/2, over TLS (the kernel cannot encrypt it).
 function copiesBody (req) {
-  return !zeroCopyAvailable || req.httpVersionMajor !== 1 || Boolean(req.socket.encrypted)
+  return !movesByZeroCopy({
+    socket: null,
+    encrypted: Boolean(req.socket.encrypted),
+    multiplexed: req.httpVersionMajor !== 1,
+    passesThrough: true,
+    framed: false
+  })
 }
 
-// Whether the engine may write to the connection directly, behind Node's back:
-// only when it moves the bytes with sendfile (the fallback's chunks go through
-// the response object, where Node writes the head with the first one).
-// `ownEncoding`: the Content-Encoding on res, if any, is one zcopy chose.
-function mayBypassResponse (req, res, ownEncoding) {
-  if (copiesBody(req)) return false
+// Whether what is written to `res` reaches its connection as it is: Node's own
+// write and end, with no Content-Encoding zcopy did not choose (someone else
+// means to encode the body), or a body zcopy encoded itself behind middleware
+// that passes encoded bodies through.
+function passesThrough (res, ownEncoding) {
   if (res.write === nodeWrite && res.end === nodeEnd) return ownEncoding || !res.hasHeader('Content-Encoding')
   return ownEncoding && passesEncodedBodies(res)
 }
@@ -100,13 +122,13 @@ function flushHead (res, length) {
 // The engine sends what it can of a cached range before it returns (its eager
 // path): uncorking right after the start pushes the head with those bytes. A
 // socket destroyed meanwhile has no descriptor to uncork.
-function toSocket (req, res, fd, range) {
+function toSocket (req, res, fd, range, destination) {
   const socket = res.socket
   const corked = flushHead(res, range.end - range.start + 1)
   if (corked === null) {
-    return flushHeaders(req, res).then((flushed) => flushed ? bodyToSocket(req, res, fd, range) : nothingSent())
+    return flushHeaders(req, res).then((flushed) => flushed ? bodyToSocket(req, res, fd, range, destination) : nothingSent())
   }
-  const sending = bodyToSocket(req, res, fd, range)
+  const sending = bodyToSocket(req, res, fd, range, destination)
   if (corked >= 0 && !socket.destroyed) setCork(corked, false)
   return sending
 }
@@ -136,12 +158,14 @@ function releaseIfClosing (res) {
   res.once('finish', () => server.closeIdleConnections())
 }
 
-function bodyToSocket (req, res, fd, range) {
-  if (res.chunkedEncoding || !(res.socket instanceof net.Socket)) {
-    // Framing we do not control (an app-set Transfer-Encoding, a socket-less res):
-    // let the response object frame the bytes.
-    return toResponse(req, res, fd, range)
-  }
+// Once the head went out, the engine is asked again with what is known now: the
+// response's socket, and whether Node frames the body (an app-set
+// Transfer-Encoding); if it will not send to that socket, the response object
+// takes the bytes.
+function bodyToSocket (req, res, fd, range, destination) {
+  destination.socket = res.socket
+  destination.framed = res.chunkedEncoding === true
+  if (destination.socket === null || !movesByZeroCopy(destination)) return toResponse(req, res, fd, range)
   return sendRange(fd, range.start, range.end - range.start + 1, res.socket).then(({ bytes, zeroCopy }) => {
     releaseIfClosing(res)
     res.end()
@@ -194,7 +218,8 @@ function sendBytes (req, res, bytes) {
 // file could not be sent (read error, truncated file).
 function sendBody (req, res, fd, range, { ownEncoding }) {
   return promiseOf(() => {
-    if (mayBypassResponse(req, res, ownEncoding)) return readingHeldWhile(req, () => toSocket(req, res, fd, range))
+    const destination = destinationOf(req, res, ownEncoding)
+    if (movesByZeroCopy(destination)) return readingHeldWhile(req, () => toSocket(req, res, fd, range, destination))
     return toResponse(req, res, fd, range)
   }).catch((err) => {
     res.destroy()
