@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { listen, request } from '../support/http.mjs'
@@ -57,6 +58,11 @@ test('six mounts, a burst of new files: no zlib work on libuv\'s pool, fs.stat a
     // While the variants are made: fs.stat, every 50 ms.
     let slowest = 0
     let done = false
+    // What the machine itself withheld from this process meanwhile (other
+    // work on its CPUs delays the loop and a pool thread alike), allowed for
+    // below; a pool busy with brotli delays fs.stat alone.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 })
+    loopDelay.enable()
     const made = Promise.all(mounts.map((serve) => serve.compressed())).then(() => { done = true })
     // The files asked for (uncompressed) every second meanwhile: an entry of
     // the open-file cache unused for 10-20 s is closed, and its waiting
@@ -73,12 +79,14 @@ test('six mounts, a burst of new files: no zlib work on libuv\'s pool, fs.stat a
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
     await made
+    loopDelay.disable()
     clearInterval(keepOpen)
     for (const serve of mounts) expect(serve.stats().compressed).toMatchObject({ made: FILES, discarded: 0 })
     expect(zlibStreams).toBe(0)
     // Generous for a loaded 2-core machine: 13 ms here (2026-12-03); 1,029 ms
     // on 46db437, whose pool ran 8 of the 12 brotli jobs.
-    expect(slowest).toBeLessThan(400)
+    // 407 ms once beside a fuzzing job, whose load held the event loop too.
+    expect(slowest).toBeLessThan(400 + loopDelay.max / 1e6)
     const again = await request(app.port, '/5/f1.js', { headers: { 'accept-encoding': 'br' } })
     expect(again.headers['content-encoding']).toBe('br')
   } finally {
