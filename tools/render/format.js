@@ -29,4 +29,16 @@ function describeReport ({ machine, rounds = 1 }) {
   return rounds > 1 ? `${text} · median of ${rounds} alternating rounds (min–max)` : text
 }
 
-module.exports = { formatNumber, formatMBps, formatRatio, formatMiB, formatSize, describeMachine, describeReport }
+// `text` broken at its ' · ' separators into lines of at most `width`
+// characters (a part longer than that stays whole, on its own line).
+function wrapAtSeparators (text, width) {
+  const lines = []
+  for (const part of text.split(' · ')) {
+    const last = lines.length - 1
+    if (last >= 0 && lines[last].length + 3 + part.length <= width) lines[last] += ' · ' + part
+    else lines.push(part)
+  }
+  return lines
+}
+
+module.exports = { formatNumber, formatMBps, formatRatio, formatMiB, formatSize, describeMachine, describeReport, wrapAtSeparators }

@@ -1,6 +1,6 @@
 'use strict'
 
-const { formatMBps, formatRatio, formatSize, describeReport } = require('./format')
+const { formatMBps, formatRatio, formatSize, describeReport, wrapAtSeparators } = require('./format')
 
 // A self-contained SVG bar chart of throughput: one group per mode and size,
 // one bar per method. Bars are scaled to the fastest method of their group,
@@ -31,21 +31,10 @@ function groupsOf (results) {
   return groups
 }
 
-// The subtitle's parts, joined by ' · ' into lines of at most SUB_CHARS.
-function subtitleLines (text) {
-  const lines = []
-  for (const part of text.split(' · ')) {
-    const last = lines.length - 1
-    if (last >= 0 && lines[last].length + 3 + part.length <= SUB_CHARS) lines[last] += ' · ' + part
-    else lines.push(part)
-  }
-  return lines
-}
-
 function renderSvg (report) {
   const { results, baseline = 'stream' } = report
   const methods = [...new Set(results.map((row) => row.method))]
-  const subtitle = subtitleLines(`${describeReport(report)} · bars scaled to the fastest of each group`)
+  const subtitle = wrapAtSeparators(`${describeReport(report)} · bars scaled to the fastest of each group`, SUB_CHARS)
   const parts = []
   let y = TOP + (subtitle.length - 1) * SUB_LINE
   for (const [label, rows] of groupsOf(results)) {

@@ -1,20 +1,9 @@
 'use strict'
 
 const { COLUMNS, withBaseline } = require('./columns')
-const { describeReport } = require('./format')
+const { describeReport, wrapAtSeparators } = require('./format')
 
 const TERMINAL_WIDTH = 80
-
-// The machine line, broken at its ' · ' separators to fit a terminal.
-function wrapMachine (text) {
-  const lines = []
-  for (const part of text.split(' · ')) {
-    const last = lines.length - 1
-    if (last >= 0 && lines[last].length + 3 + part.length <= TERMINAL_WIDTH) lines[last] += ' · ' + part
-    else lines.push(part)
-  }
-  return lines
-}
 
 // The table's lines, its columns `gap` apart, one block per mode.
 function tableLines (report, columns, gap) {
@@ -38,7 +27,7 @@ function renderTable (report, columns = COLUMNS, { fit = false } = {}) {
   columns = withBaseline(columns, report.baseline ?? 'stream')
   let lines = tableLines(report, columns, '  ')
   if (fit && lines.some((line) => line.length > TERMINAL_WIDTH)) lines = tableLines(report, columns, ' ')
-  return [...wrapMachine(describeReport(report)), '', ...lines].join('\n') + '\n'
+  return [...wrapAtSeparators(describeReport(report), TERMINAL_WIDTH), '', ...lines].join('\n') + '\n'
 }
 
 module.exports = { renderTable }
