@@ -352,18 +352,24 @@ describe('over TLS and HTTP/2', () => {
 })
 
 describe('sendFile({ compress })', () => {
+  // The first of `get()`'s answers that is gzip, or the last of 400, 25 ms apart.
+  async function gzipped (get) {
+    let answer
+    for (let i = 0; i < 400; i++) {
+      answer = await get()
+      if (answer.headers['content-encoding'] === 'gzip') break
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    return answer
+  }
+
   test('makes and sends variants too', async () => {
     const options = { root, compress: { cacheDir } }
     const app = await listen((req, res) => zcopy.sendFile(req, res, req.url.slice(1), options).catch((err) => { res.statusCode = err.status || 500; res.end() }))
     try {
       const get = () => request(app.port, '/huge.js', { headers: { 'accept-encoding': 'gzip' } })
       expect((await get()).headers['content-encoding']).toBeUndefined()
-      let answer
-      for (let i = 0; i < 400; i++) { // the store is sendFile's own: poll the answers
-        answer = await get()
-        if (answer.headers['content-encoding'] === 'gzip') break
-        await new Promise((resolve) => setTimeout(resolve, 25))
-      }
+      const answer = await gzipped(get) // the store is sendFile's own: poll the answers
       expect(answer.headers['content-encoding']).toBe('gzip')
       expect(decode(answer).equals(HUGE)).toBe(true)
     } finally {
@@ -381,12 +387,7 @@ describe('sendFile({ compress })', () => {
     try {
       const get = () => request(app.port, '/fresh.js', { headers: { 'accept-encoding': 'gzip' } })
       expect((await get()).headers['content-encoding']).toBeUndefined()
-      let answer
-      for (let i = 0; i < 400; i++) {
-        answer = await get()
-        if (answer.headers['content-encoding'] === 'gzip') break
-        await new Promise((resolve) => setTimeout(resolve, 25))
-      }
+      const answer = await gzipped(get)
       expect(answer.headers['content-encoding']).toBe('gzip')
       expect(decode(answer).equals(body)).toBe(true)
     } finally {
