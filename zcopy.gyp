@@ -17,6 +17,8 @@
             "src/socket_cork.cc",
             "src/socket_room.cc",
             "src/probe.cc",
+            "src/request_head.cc",
+            "src/request_head_binding.cc",
             "src/transfer.cc",
             "src/transfer_core.cc"
           ],

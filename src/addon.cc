@@ -1,8 +1,9 @@
 // zcopy native addon: exports the Transfer class (transfer.h), openBeneath,
 // lookupBeneath and close (open_beneath.h), setCork (socket_cork.h),
 // socketRoom (socket_room.h), trimMemory (memory_trim.h), idlePriority
-// (idle_priority.h), probeKernel (probe.h) and changesPending
-// (pending_changes.h).
+// (idle_priority.h), probeKernel (probe.h), changesPending
+// (pending_changes.h) and, for the parser's tests, parseRequestHead
+// (request_head_binding.h).
 #include <napi.h>
 
 #include "idle_priority.h"
@@ -10,6 +11,7 @@
 #include "open_beneath.h"
 #include "pending_changes.h"
 #include "probe.h"
+#include "request_head_binding.h"
 #include "socket_cork.h"
 #include "socket_room.h"
 #include "transfer.h"
@@ -29,6 +31,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("idlePriority", zcopy::IdlePriorityFunction(env));
   exports.Set("probeKernel", zcopy::ProbeKernelFunction(env));
   exports.Set("changesPending", zcopy::ChangesPendingFunction(env));
+  exports.Set("parseRequestHead", zcopy::ParseRequestHeadFunction(env));
   return exports;
 }
 
