@@ -128,6 +128,8 @@ HeadResult Parse(const unsigned char* data, size_t size, RequestHead* head) {
 
   size_t fields = 0;
   for (;;) {
+    // All the fields there may be and no Host: no completion is in the subset.
+    if (fields == kMaxRequestHeadFields && !head->host.present) return HeadResult::kDefer;
     if (at == size) return HeadResult::kIncomplete;
     if (data[at] == '\r') {
       // The blank line; without a Host field no completion is in the subset.
