@@ -19,8 +19,9 @@
 // field whose value the lane reads (Node joins some, drops others) are
 // deferred.
 //
-// Incomplete means: every byte so far is the start of some head of the subset,
-// and fewer than kMaxRequestHeadBytes bytes were given.
+// Incomplete means: the bytes so far are the start of some head of the subset
+// (the parser defers as soon as none can follow), and fewer than
+// kMaxRequestHeadBytes bytes were given.
 #include "request_head.h"
 
 namespace zcopy {
@@ -67,16 +68,21 @@ bool IsOws(unsigned char c) {
   return c == ' ' || c == '\t';
 }
 
-// Whether name[0, length) is `lower` (a lowercase literal), ignoring ASCII case.
-bool NameIs(const unsigned char* name, size_t length, const char* lower) {
-  size_t i = 0;
-  for (; i < length; ++i) {
+// Whether name[0, length) is the start of `lower` (a lowercase literal),
+// ignoring ASCII case.
+bool NameStarts(const unsigned char* name, size_t length, const char* lower) {
+  for (size_t i = 0; i < length; ++i) {
     if (lower[i] == '\0') return false;
     unsigned char c = name[i];
     if (c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c + ('a' - 'A'));
     if (c != static_cast<unsigned char>(lower[i])) return false;
   }
-  return lower[i] == '\0';
+  return true;
+}
+
+// Whether name[0, length) is `lower`, ignoring ASCII case.
+bool NameIs(const unsigned char* name, size_t length, const char* lower) {
+  return NameStarts(name, length, lower) && lower[length] == '\0';
 }
 
 // Names whose presence takes the head out of the subset.
@@ -128,8 +134,6 @@ HeadResult Parse(const unsigned char* data, size_t size, RequestHead* head) {
 
   size_t fields = 0;
   for (;;) {
-    // All the fields there may be and no Host: no completion is in the subset.
-    if (fields == kMaxRequestHeadFields && !head->host.present) return HeadResult::kDefer;
     if (at == size) return HeadResult::kIncomplete;
     if (data[at] == '\r') {
       // The blank line; without a Host field no completion is in the subset.
@@ -141,8 +145,11 @@ HeadResult Parse(const unsigned char* data, size_t size, RequestHead* head) {
     }
     if (++fields > kMaxRequestHeadFields) return HeadResult::kDefer;
 
+    // The last field there may be, with no Host yet: only Host completes it.
+    const bool must_be_host = fields == kMaxRequestHeadFields && !head->host.present;
     const size_t name = at;
     while (at < size && IsTchar(data[at])) ++at;
+    if (must_be_host && !NameStarts(data + name, at - name, "host")) return HeadResult::kDefer;
     if (at == size) return HeadResult::kIncomplete;
     // Not a token up to the colon: an empty name, a space before the colon,
     // an obs-fold line, a bare LF, a control byte.
@@ -166,7 +173,7 @@ HeadResult Parse(const unsigned char* data, size_t size, RequestHead* head) {
     } else if (NameIs(name_bytes, name_length, "connection")) {
       span = &head->connection;
     }
-    if (span != nullptr && span->present) return HeadResult::kDefer;
+    if ((span != nullptr && span->present) || (must_be_host && span != &head->host)) return HeadResult::kDefer;
     ++at;
 
     while (at < size && IsOws(data[at])) ++at;
