@@ -11,6 +11,8 @@
             "src/env_registry.cc",
             "src/errors.cc",
             "src/idle_priority.cc",
+            "src/lane.cc",
+            "src/lane_table.cc",
             "src/memory_trim.cc",
             "src/open_beneath.cc",
             "src/pending_changes.cc",

@@ -3,10 +3,11 @@
 // socketRoom (socket_room.h), trimMemory (memory_trim.h), idlePriority
 // (idle_priority.h), probeKernel (probe.h), changesPending
 // (pending_changes.h) and, for the parser's tests, parseRequestHead
-// (request_head_binding.h).
+// (request_head_binding.h), and the native lane's Lane class (lane.h).
 #include <napi.h>
 
 #include "idle_priority.h"
+#include "lane.h"
 #include "memory_trim.h"
 #include "open_beneath.h"
 #include "pending_changes.h"
@@ -31,6 +32,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("idlePriority", zcopy::IdlePriorityFunction(env));
   exports.Set("probeKernel", zcopy::ProbeKernelFunction(env));
   exports.Set("changesPending", zcopy::ChangesPendingFunction(env));
+  exports.Set("Lane", zcopy::LaneClass(env));
   exports.Set("parseRequestHead", zcopy::ParseRequestHeadFunction(env));
   return exports;
 }

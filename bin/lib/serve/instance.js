@@ -4,6 +4,8 @@
 
 const { createApp } = require('./app')
 const { watchCrowds } = require('./crowd-memory')
+const { listenPort } = require('./listen-port')
+const { createNativeLane } = require('./native-lane')
 const { createRequestLog, useColour } = require('./request-log')
 const { createServer } = require('./server')
 const { trackConnections } = require('./shutdown')
@@ -25,15 +27,21 @@ function createInstance ({ zcopy, root, config, write }) {
   const server = createServer(config, app.handle, zcopy.protectServer)
   const drain = trackConnections(server)
   watchCrowds(server)
+  // config.nativeLane: checked by the command (native-lane.js, laneRefusal).
+  const lane = config.nativeLane ? createNativeLane(server) : null
   return {
     server,
+    // → Promise of the address listened on (listen-port.js): by the server, or
+    // by the native lane, which then hands Node the connections it does not answer.
+    listen: (say) => lane === null ? listenPort(server, config, say) : listenPort(server, config, say, lane.listen),
     // With compression: the promise of where its variants go (app.js).
     variantsFolder: app.variantsFolder,
     // What stop() waits for, once it has begun (see shutdown.js).
     waitingFor: () => drain.waitingFor(),
     async stop () {
       log.stopping()
-      await drain(config.shutdownTimeout * 1000)
+      const timeoutMs = config.shutdownTimeout * 1000
+      await Promise.all([drain(timeoutMs), lane === null ? null : lane.stop(timeoutMs)])
       await log.flush() // the lines of the responses the drain cut
       await within(app.close(), CLOSE_MS) // also removes the compressed variants' folder
     }

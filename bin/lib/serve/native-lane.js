@@ -1,0 +1,74 @@
+'use strict'
+
+// zcopy serve --native-lane (issue 64): the addon's lane (src/lane.h) owns the
+// listening socket and its connections; every connection it does not answer
+// itself comes back here as a descriptor and the bytes the lane read from it
+// but did not consume, and becomes a net.Socket of Node's own HTTP server, the
+// bytes put back in front: from then Node owns it, parses those bytes first
+// and keeps every option and protection zcopy serve sets on the server.
+// Plain HTTP in one process only: with TLS, HTTP/2 or --workers the lane is off.
+
+const dns = require('node:dns')
+const net = require('node:net')
+const engine = require('../../../lib/engine')
+
+// How often a stop looks whether the lane's answers in flight are done.
+const POLL_MS = 50
+
+// → null when the lane can run with `config`, else why not (the line says it).
+function laneRefusal (config) {
+  if (engine.Lane === null) return 'the native addon is not loaded'
+  if (config.tls !== null) return 'TLS and HTTP/2 stay on Node\'s stack'
+  if (config.workers > 1) return '--workers serve through Node\'s stack for now'
+  return null
+}
+
+// The lane for `server`: → { listen(port, host) → Promise of an address like
+// server.address()'s, stop(timeoutMs) → Promise, lane }.
+function createNativeLane (server) {
+  const lane = new engine.Lane((fd, bytes) => handOff(server, fd, bytes), {
+    // What Node's server writes and when it closes an idle connection.
+    keepAliveMs: server.keepAliveTimeout,
+    keepAliveLine: server.keepAliveTimeout > 0 ? `Keep-Alive: timeout=${Math.floor(server.keepAliveTimeout / 1000)}\r\n` : '',
+    idleMs: server.timeout
+  })
+
+  async function listen (port, host) {
+    const { address, family } = await dns.promises.lookup(host)
+    const bound = lane.listen(address, port, family === 6)
+    return { address, family: family === 6 ? 'IPv6' : 'IPv4', port: bound }
+  }
+
+  // No more connections; the idle ones closed at once, the answers in flight
+  // given up to timeoutMs; then every connection is cut.
+  function stop (timeoutMs) {
+    lane.stop()
+    const started = Date.now()
+    return new Promise((resolve) => {
+      const timer = setInterval(() => {
+        if (lane.connections() > 0 && Date.now() - started < timeoutMs) return
+        clearInterval(timer)
+        lane.destroy()
+        resolve()
+      }, POLL_MS)
+    })
+  }
+
+  return { listen, stop, lane }
+}
+
+// Node's server takes the connection: `bytes` go back in front of what the
+// socket reads next, so that its parser sees the request the lane began reading.
+function handOff (server, fd, bytes) {
+  let socket
+  try {
+    socket = new net.Socket({ fd, readable: true, writable: true })
+  } catch {
+    engine.closeFd(fd)
+    return
+  }
+  if (bytes.length > 0) socket.unshift(bytes)
+  server.emit('connection', socket)
+}
+
+module.exports = { createNativeLane, laneRefusal }

@@ -1,0 +1,142 @@
+// zcopy serve --native-lane (issue 64): the addon's lane owns the listening
+// socket and hands Node's server every connection it does not answer itself.
+// The same raw exchanges against a server with the lane and one without give
+// the same bytes but for Date; with ZCOPY_NATIVE=0 (no addon) --native-lane is
+// off, said in one line, and the server answers as without it.
+import fs from 'node:fs'
+import net from 'node:net'
+import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { native } from '../../lib/engine/binding.js'
+import { makeRoot, startServe } from './serve-helpers.mjs'
+
+const big = Buffer.alloc(300 * 1024, 'z')
+const root = makeRoot({
+  'index.html': '<h1>home</h1>\n',
+  'a.txt': 'alpha\n',
+  'b.txt': 'bravo\n',
+  'big.bin': big,
+  'docs/readme.txt': 'docs\n',
+  'empty/.keep': ''
+})
+const ARGS = ['--no-compress', '--listing', '--quiet']
+let lane
+let laneWithoutAddon
+let plain
+beforeAll(async () => {
+  [lane, laneWithoutAddon, plain] = await Promise.all([
+    startServe(root, ['--native-lane', ...ARGS]),
+    startServe(root, ['--native-lane', ...ARGS], { env: { ZCOPY_NATIVE: '0' } }),
+    startServe(root, ARGS)
+  ])
+})
+afterAll(async () => {
+  await Promise.all([lane, laneWithoutAddon, plain].filter(Boolean).map((server) => server.stop()))
+  fs.rmSync(root, { recursive: true, force: true })
+})
+
+const portOf = (server) => Number(new URL(server.url).port)
+
+// Writes `chunks` on one connection (`gapMs` apart; with `end`, then ends its
+// side) and resolves with all it received until the server closed it.
+async function exchange (server, chunks, { gapMs = 0, end = false } = {}) {
+  const socket = net.connect(portOf(server), '127.0.0.1')
+  socket.setNoDelay(true)
+  const received = []
+  socket.on('data', (chunk) => received.push(chunk))
+  const closed = once(socket, 'close')
+  await once(socket, 'connect')
+  for (const chunk of chunks) {
+    socket.write(chunk)
+    if (gapMs > 0) await sleep(gapMs)
+  }
+  if (end) socket.end()
+  await closed
+  return Buffer.concat(received)
+}
+
+const withoutDate = (bytes) => bytes.toString('latin1').replace(/\r\nDate: [^\r]*/g, '\r\nDate: -')
+
+// Each case: the chunks one connection writes; the server closes after the last.
+const CASES = {
+  'GET of a file, then Connection: close': ['GET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'],
+  HEAD: ['HEAD /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'],
+  404: ['GET /nope.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'],
+  'a listing': ['GET /docs/ HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'],
+  'HTTP/1.0 (closes after the answer)': ['GET /b.txt HTTP/1.0\r\n\r\n'],
+  'a large body': ['GET /big.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'],
+  'pipelined requests, answered in order': [
+    'GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\nGET /b.txt HTTP/1.1\r\nHost: localhost\r\n\r\n' +
+    'HEAD /index.html HTTP/1.1\r\nHost: localhost\r\n\r\nGET /nope HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'
+  ],
+  'a POST with a body, then a GET': [
+    'POST /a.txt HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\nhello' +
+    'GET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'
+  ],
+  'a request that is no HTTP': ['NOT HTTP AT ALL\r\n\r\n'],
+}
+
+describe('zcopy serve --native-lane', () => {
+  test('the start line says whether the lane is on', () => {
+    if (native === null) {
+      expect(lane.cli.stderr()).toMatch(/^zcopy: --native-lane off: the native addon is not loaded$/m)
+      expect(lane.cli.stdout()).not.toMatch(/native lane/)
+    } else {
+      expect(lane.cli.stdout()).toMatch(/\(zero-copy on, native lane\)/)
+      expect(lane.cli.stderr()).toBe('')
+    }
+    expect(laneWithoutAddon.cli.stderr()).toMatch(/^zcopy: --native-lane off: the native addon is not loaded$/m)
+    expect(laneWithoutAddon.cli.stdout()).not.toMatch(/native lane/)
+    expect(plain.cli.stdout()).not.toMatch(/native lane/)
+  })
+
+  for (const [name, chunks] of Object.entries(CASES)) {
+    test(`${name}: the same bytes as without the lane, but for Date`, async () => {
+      const [withLane, withoutAddon, without] = await Promise.all([lane, laneWithoutAddon, plain].map((server) => exchange(server, chunks)))
+      expect(without.length).toBeGreaterThan(0)
+      expect(withoutDate(withLane)).toBe(withoutDate(without))
+      expect(withoutDate(withoutAddon)).toBe(withoutDate(without))
+    })
+  }
+
+  test('a partial head, then the end of the stream', async () => {
+    const chunks = ['GET /a.txt HTTP/1.1\r\nHo']
+    const [withLane, without] = await Promise.all([exchange(lane, chunks, { end: true }), exchange(plain, chunks, { end: true })])
+    expect(withoutDate(withLane)).toBe(withoutDate(without))
+  })
+
+  test('a head split over many small writes', async () => {
+    const raw = 'GET /a.txt HTTP/1.1\r\nHost: localhost\r\nUser-Agent: slow\r\nConnection: close\r\n\r\n'
+    const chunks = raw.match(/.{1,3}/gs)
+    const [withLane, without] = await Promise.all([exchange(lane, chunks, { gapMs: 2 }), exchange(plain, chunks, { gapMs: 2 })])
+    expect(withoutDate(withLane)).toBe(withoutDate(without))
+    expect(withLane.toString()).toMatch(/\r\n\r\nalpha\n$/)
+  })
+
+  test('keep-alive: requests one after the other on one connection', async () => {
+    const socket = net.connect(portOf(lane), '127.0.0.1')
+    let received = ''
+    socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
+    await once(socket, 'connect')
+    for (const [file, body] of [['a.txt', 'alpha\n'], ['b.txt', 'bravo\n'], ['a.txt', 'alpha\n']]) {
+      const before = received.length
+      socket.write(`GET /${file} HTTP/1.1\r\nHost: localhost\r\n\r\n`)
+      while (!received.slice(before).endsWith(`\r\n\r\n${body}`)) await once(socket, 'data')
+      expect(received.slice(before)).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*Connection: keep-alive\r\n/)
+    }
+    socket.end()
+    await once(socket, 'close')
+  })
+
+  test('no descriptor is left behind by the connections it served', async () => {
+    const fdCount = () => fs.readdirSync(`/proc/${lane.cli.child.pid}/fd`).length
+    const request = 'GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\nGET /docs/ HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'
+    await exchange(lane, [request]) // the first request of a file opens it in the cache
+    const before = fdCount()
+    await Promise.all(Array.from({ length: 20 }, (_, i) => exchange(lane, [i % 2 ? request : 'GET /a.txt HTTP/1.1\r\n'], { end: true })))
+    // A socket Node closed is closed on a later turn of its loop: wait for it.
+    for (let i = 0; i < 100 && fdCount() !== before; i++) await sleep(50)
+    expect(fdCount()).toBe(before)
+  })
+})
