@@ -20,6 +20,7 @@
 
 #include "errors.h"
 #include "lane_table.h"
+#include "pending_changes.h"
 #include "request_head.h"
 #include "unique_fd.h"
 
@@ -101,6 +102,7 @@ class LaneCore {
   int64_t idle_ms = 0;
   std::string keep_alive_line;  // "Keep-Alive: timeout=5\r\n", or empty
   char read_buffer[kReadBytes];
+  int inotify_fd = -1;  // proven to be the loop's inotify instance (pending_changes.h)
   time_t date_second = -1;
   std::string date_line;
 
@@ -320,7 +322,11 @@ class LaneCore {
       return nullptr;
     }
     RowPtr row = table.Find(AnswerKey(head.method, data, head.target, head.host, head.accept_encoding));
-    if (row == nullptr || !row->has_file) return row;
+    if (row == nullptr) return nullptr;
+    // A change the watches saw and JavaScript has not read yet may drop this
+    // row: JavaScript answers (and reads the events first).
+    if (InotifyEventsQueued(loop, &inotify_fd) != 0) return nullptr;
+    if (!row->has_file) return row;
     const int64_t now = NowMs(loop);
     if (now - row->checked_ms < kRevalidateMs) return row;
     struct stat st {};
@@ -501,18 +507,18 @@ class LaneCore {
     }
   }
 
-  // Graceful stop: no more connections; the idle ones are closed now, the
-  // others after the answer they are writing (or once their request is read,
-  // which is handed off to Node, whose drain closes it).
+  // Graceful stop: no more connections; those writing an answer close once it
+  // is written, the others now (shutdown.js closes Node's idle ones alike).
   void Stop() {
     stopping = true;
     StopListening();
     for (LaneConnection* conn = first; conn != nullptr;) {
       LaneConnection* next = conn->next;
-      if (!conn->writing && conn->pending.empty())
-        Close(conn);
-      else if (conn->writing)
+      if (conn->writing) {
         conn->close_after = true;
+      } else {
+        Close(conn);  // idle, or a head not whole yet: as Node's drain does
+      }
       conn = next;
     }
   }
@@ -595,6 +601,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
                            InstanceMethod<&Lane::Listen>("listen"),
                            InstanceMethod<&Lane::Add>("add"),
                            InstanceMethod<&Lane::Forget>("forget"),
+                           InstanceMethod<&Lane::Has>("has"),
                            InstanceMethod<&Lane::Clear>("clear"),
                            InstanceMethod<&Lane::Stop>("stop"),
                            InstanceMethod<&Lane::Connections>("connections"),
@@ -710,6 +717,14 @@ class Lane : public Napi::ObjectWrap<Lane> {
   Napi::Value Forget(const Napi::CallbackInfo& info) {
     if (core_ != nullptr && info[0].IsNumber()) core_->table.Forget(info[0].As<Napi::Number>().Uint32Value());
     return info.Env().Undefined();
+  }
+
+  // Whether the row is still in the table (the lane drops one whose file it
+  // finds changed).
+  Napi::Value Has(const Napi::CallbackInfo& info) {
+    const bool has =
+        core_ != nullptr && info[0].IsNumber() && core_->table.Has(info[0].As<Napi::Number>().Uint32Value());
+    return Napi::Boolean::New(info.Env(), has);
   }
 
   Napi::Value Clear(const Napi::CallbackInfo& info) {

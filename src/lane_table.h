@@ -60,6 +60,7 @@ class AnswerTable {
   void Forget(uint32_t id);
   void Clear();
   RowPtr Find(const std::string& key) const;
+  bool Has(uint32_t id) const { return by_id_.count(id) != 0; }
   size_t Size() const { return by_key_.size(); }
 
  private:

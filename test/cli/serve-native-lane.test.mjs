@@ -12,7 +12,12 @@ import { native } from '../../lib/engine/binding.js'
 import { makeRoot, startServe } from './serve-helpers.mjs'
 
 const big = Buffer.alloc(300 * 1024, 'z')
+// More than loopback's socket buffers hold: the lane's sendfile meets EAGAIN.
+const huge = Buffer.alloc(16 * 1024 * 1024, 'h')
 const root = makeRoot({
+  'huge.bin': huge,
+  'linked.txt': 'linked, first\n',
+  'watched.txt': 'watched, first\n',
   'index.html': '<h1>home</h1>\n',
   'a.txt': 'alpha\n',
   'b.txt': 'bravo\n',
@@ -26,7 +31,7 @@ let laneWithoutAddon
 let plain
 beforeAll(async () => {
   [lane, laneWithoutAddon, plain] = await Promise.all([
-    startServe(root, ['--native-lane', ...ARGS]),
+    startServe(root, ['--native-lane', ...ARGS.filter((arg) => arg !== '--quiet')]),
     startServe(root, ['--native-lane', ...ARGS], { env: { ZCOPY_NATIVE: '0' } }),
     startServe(root, ARGS)
   ])
@@ -54,6 +59,24 @@ async function exchange (server, chunks, { gapMs = 0, end = false } = {}) {
   if (end) socket.end()
   await closed
   return Buffer.concat(received)
+}
+
+// A GET of `path` on a connection of its own: → { status, headers, body }.
+async function get (server, path) {
+  const bytes = await exchange(server, [`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`])
+  const headEnd = bytes.indexOf('\r\n\r\n')
+  const [status, ...lines] = bytes.subarray(0, headEnd).toString('latin1').split('\r\n')
+  const headers = Object.fromEntries(lines.map((line) => line.split(': ')).map(([name, value]) => [name.toLowerCase(), value]))
+  return { status: Number(status.split(' ')[1]), headers, body: bytes.subarray(headEnd + 4).toString('latin1') }
+}
+
+// The access log lines of `server` for `path`, once a request sent after
+// everything before it has its line (the lane's answers have none).
+async function loggedLines (server, path) {
+  const marker = `/marker-${Math.random().toString(36).slice(2)}`
+  await get(server, marker)
+  while (!server.cli.stdout().includes(marker)) await sleep(20)
+  return server.cli.stdout().split('\n').filter((line) => line.startsWith(`GET ${path} `) || line.startsWith(`HEAD ${path} `))
 }
 
 const withoutDate = (bytes) => bytes.toString('latin1').replace(/\r\nDate: [^\r]*/g, '\r\nDate: -')
@@ -138,5 +161,90 @@ describe('zcopy serve --native-lane', () => {
     // A socket Node closed is closed on a later turn of its loop: wait for it.
     for (let i = 0; i < 100 && fdCount() !== before; i++) await sleep(50)
     expect(fdCount()).toBe(before)
+  })
+
+  describe.runIf(native !== null)('answers it replays', () => {
+    const HITS = {
+      'a GET': ['GET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'],
+      'a HEAD': ['HEAD /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'],
+      'HTTP/1.0': ['GET /b.txt HTTP/1.0\r\n\r\n'],
+      'HTTP/1.0 with keep-alive, then a close': ['GET /b.txt HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /b.txt HTTP/1.0\r\n\r\n'],
+      'a body larger than a write': ['GET /big.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'],
+      'pipelined, in order, then a miss': [
+        'GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\nHEAD /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\n' +
+        'GET /b.txt HTTP/1.1\r\nHost: localhost\r\n\r\nGET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n' +
+        'GET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'
+      ]
+    }
+    for (const [name, chunks] of Object.entries(HITS)) {
+      test(`${name}: the same bytes as Node's, but for Date`, async () => {
+        await exchange(lane, chunks) // Node answers, and the lane learns the answers
+        const before = await loggedLines(lane, '/a.txt')
+        const [withLane, without] = await Promise.all([exchange(lane, chunks), exchange(plain, chunks)])
+        expect(withoutDate(withLane)).toBe(withoutDate(without))
+        if (!name.startsWith('pipelined')) return
+        // The lane answered the GET and HEAD before the miss (no log line);
+        // Node, which has the connection from the miss on, the last GET.
+        expect((await loggedLines(lane, '/a.txt')).length).toBe(before.length + 1)
+      })
+    }
+
+    test('a client that reads slowly gets the whole body (sendfile waits for room)', async () => {
+      await get(lane, '/huge.bin')
+      const socket = net.connect(portOf(lane), '127.0.0.1')
+      await once(socket, 'connect')
+      socket.write('GET /huge.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n')
+      socket.pause()
+      await sleep(300)
+      const chunks = []
+      socket.on('data', (chunk) => chunks.push(chunk))
+      socket.resume()
+      await once(socket, 'close')
+      const bytes = Buffer.concat(chunks)
+      const body = bytes.subarray(bytes.indexOf('\r\n\r\n') + 4)
+      expect(body.length).toBe(huge.length)
+      expect(body.equals(huge)).toBe(true)
+    })
+
+    test('a file rewritten by its own name: the next answers are the new bytes', async () => {
+      expect((await get(lane, '/watched.txt')).body).toBe('watched, first\n')
+      expect((await get(lane, '/watched.txt')).body).toBe('watched, first\n')
+      fs.writeFileSync(`${root}/watched.txt`, 'watched, second version\n')
+      let answer
+      for (let i = 0; i < 200; i++) {
+        answer = await get(lane, '/watched.txt')
+        expect(answer.body.length).toBe(Number(answer.headers['content-length']))
+        if (answer.body === 'watched, second version\n') break
+        await sleep(25)
+      }
+      expect(answer.body).toBe('watched, second version\n')
+      fs.rmSync(`${root}/watched.txt`)
+      for (let i = 0; i < 200 && answer.status !== 404; i++) {
+        answer = await get(lane, '/watched.txt')
+        await sleep(25)
+      }
+      expect(answer.status).toBe(404)
+    })
+
+    test('a file rewritten in place through a hard link no watch sees: new bytes after the revalidation bound', async () => {
+      const elsewhere = fs.mkdtempSync(`${root}-link-`)
+      try {
+        fs.linkSync(`${root}/linked.txt`, `${elsewhere}/other-name.txt`)
+        expect((await get(lane, '/linked.txt')).body).toBe('linked, first\n')
+        expect((await get(lane, '/linked.txt')).body).toBe('linked, first\n')
+        fs.writeFileSync(`${elsewhere}/other-name.txt`, 'linked, rewritten longer\n') // same inode: O_TRUNC, write
+        let answer
+        for (let i = 0; i < 200; i++) {
+          answer = await get(lane, '/linked.txt')
+          // Never a length the bytes do not fill.
+          expect(answer.body.length).toBe(Number(answer.headers['content-length']))
+          if (answer.body === 'linked, rewritten longer\n') break
+          await sleep(25)
+        }
+        expect(answer.body).toBe('linked, rewritten longer\n')
+      } finally {
+        fs.rmSync(elsewhere, { recursive: true, force: true })
+      }
+    })
   })
 })

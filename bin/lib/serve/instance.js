@@ -23,12 +23,18 @@ function createInstance ({ zcopy, root, config, write }) {
     format: config.quiet ? 'none' : config.log,
     colour: config.log === 'text' && useColour()
   })
-  const app = createApp(zcopy, root, config, log.logRequest, log.onSent)
+  // config.nativeLane: checked by the command (native-lane.js, laneRefusal).
+  // With --cors an answer depends on Origin too: nothing is replayed.
+  const lane = config.nativeLane ? createNativeLane() : null
+  const app = createApp(zcopy, root, config, {
+    onRequest: log.logRequest,
+    onSent: log.onSent,
+    onReplayable: lane === null || config.cors ? null : lane.offer
+  })
   const server = createServer(config, app.handle, zcopy.protectServer)
+  if (lane !== null) lane.handTo(server)
   const drain = trackConnections(server)
   watchCrowds(server)
-  // config.nativeLane: checked by the command (native-lane.js, laneRefusal).
-  const lane = config.nativeLane ? createNativeLane(server) : null
   return {
     server,
     // → Promise of the address listened on (listen-port.js): by the server, or

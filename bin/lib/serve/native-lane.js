@@ -23,15 +23,48 @@ function laneRefusal (config) {
   return null
 }
 
-// The lane for `server`: → { listen(port, host) → Promise of an address like
-// server.address()'s, stop(timeoutMs) → Promise, lane }.
-function createNativeLane (server) {
-  const lane = new engine.Lane((fd, bytes) => handOff(server, fd, bytes), {
-    // What Node's server writes and when it closes an idle connection.
-    keepAliveMs: server.keepAliveTimeout,
-    keepAliveLine: server.keepAliveTimeout > 0 ? `Keep-Alive: timeout=${Math.floor(server.keepAliveTimeout / 1000)}\r\n` : '',
-    idleMs: server.timeout
-  })
+// Header fields the lane writes itself, as Node would (src/lane.cc): an
+// answer that has one set by hand is not replayed.
+const LANE_WRITES = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding'])
+
+// → { offer, handTo(server), listen(port, host) → Promise of an address like
+// server.address()'s, stop(timeoutMs) → Promise }. `offer` is serveStatic's
+// onReplayable: the answers it hears are registered with the lane, which
+// replays them to the same requests (same method, target bytes, Host and
+// Accept-Encoding) until the open-file cache drops the file's entry.
+function createNativeLane () {
+  let lane = null
+  const targets = new WeakMap() // request → its target as it came (app.js may rewrite req.url)
+  const rows = new Map() // request key → the lane's row id
+
+  function handTo (server) {
+    lane = new engine.Lane((fd, bytes) => handOff(server, fd, bytes), {
+      // What Node's server writes, and when it closes an idle connection.
+      keepAliveMs: server.keepAliveTimeout,
+      keepAliveLine: server.keepAliveTimeout > 0 ? `Keep-Alive: timeout=${Math.floor(server.keepAliveTimeout / 1000)}\r\n` : '',
+      idleMs: server.timeout
+    })
+    server.prependListener('request', (req) => targets.set(req, req.url))
+  }
+
+  function offer (req, res, { fd, stat, whenDropped }) {
+    const target = targets.get(req)
+    if (lane === null || target !== req.url) return // --single's index.html for another path: not the path's own answer
+    const host = req.headers.host ?? null
+    const coding = req.headers['accept-encoding'] ?? null
+    const key = JSON.stringify([req.method, target, host, coding])
+    const known = rows.get(key)
+    if (known !== undefined && lane.has(known)) return
+    const head = headOf(res)
+    if (head === null) return
+    const id = lane.add(req.method, target, host, coding, head, null, { fd, size: stat.size, mtimeMs: stat.mtimeMs })
+    if (id === 0) return // the file changed since its stat
+    rows.set(key, id)
+    whenDropped(() => {
+      lane.forget(id)
+      if (rows.get(key) === id) rows.delete(key)
+    })
+  }
 
   async function listen (port, host) {
     const { address, family } = await dns.promises.lookup(host)
@@ -54,7 +87,22 @@ function createNativeLane (server) {
     })
   }
 
-  return { listen, stop, lane }
+  return { offer, handTo, listen, stop }
+}
+
+// The status line and header fields of `res` as Node wrote them, but for Date,
+// Connection and Keep-Alive (→ Buffer), or null when the lane cannot write
+// the rest as Node does.
+function headOf (res) {
+  let head = `HTTP/1.1 ${res.statusCode} ${res.statusMessage}\r\n`
+  let length = false
+  for (const name of res.getRawHeaderNames()) {
+    const lower = name.toLowerCase()
+    if (LANE_WRITES.has(lower)) return null
+    if (lower === 'content-length') length = true
+    for (const value of [].concat(res.getHeader(name))) head += `${name}: ${value}\r\n`
+  }
+  return length ? Buffer.from(head, 'latin1') : null
 }
 
 // Node's server takes the connection: `bytes` go back in front of what the
