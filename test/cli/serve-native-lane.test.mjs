@@ -246,5 +246,48 @@ describe('zcopy serve --native-lane', () => {
         fs.rmSync(elsewhere, { recursive: true, force: true })
       }
     })
+    test('an idle keep-alive connection is closed after Node\'s keepAliveTimeout (5 s)', async () => {
+      await get(lane, '/a.txt')
+      const socket = net.connect(portOf(lane), '127.0.0.1')
+      let received = ''
+      socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
+      await once(socket, 'connect')
+      socket.write('GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\n')
+      const started = Date.now()
+      await once(socket, 'close')
+      expect(received).toMatch(/Keep-Alive: timeout=5\r\n\r\nalpha\n$/)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4000) // not at once: after the idle time
+    }, 30_000)
+
+    test('a stop lets the answer in flight finish and closes the idle connections', async () => {
+      const server = await startServe(root, ['--native-lane', ...ARGS])
+      try {
+        await get(server, '/huge.bin')
+        await get(server, '/a.txt')
+        const idle = net.connect(portOf(server), '127.0.0.1')
+        idle.on('data', () => {})
+        await once(idle, 'connect')
+        idle.write('GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\n')
+        await once(idle, 'data')
+        const download = net.connect(portOf(server), '127.0.0.1')
+        await once(download, 'connect')
+        download.write('GET /huge.bin HTTP/1.1\r\nHost: localhost\r\n\r\n')
+        download.pause() // the lane's answer waits for room
+        await sleep(200)
+        const idleClosed = once(idle, 'close')
+        server.cli.child.kill('SIGTERM')
+        await idleClosed
+        const chunks = []
+        download.on('data', (chunk) => chunks.push(chunk))
+        download.resume()
+        await once(download, 'close')
+        const bytes = Buffer.concat(chunks)
+        expect(bytes.subarray(bytes.indexOf('\r\n\r\n') + 4).equals(huge)).toBe(true)
+        const { code } = await server.cli.output()
+        expect(code).toBe(0)
+      } finally {
+        server.cli.child.kill('SIGKILL')
+      }
+    }, 30_000)
   })
 })
