@@ -17,6 +17,7 @@
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "errors.h"
 #include "lane_table.h"
@@ -295,6 +296,7 @@ class LaneCore {
         HandOff(conn, data, size);
         return false;
       }
+      row->hit = true;
       const bool close_after = ClosesAfter(data, head) || stopping;
       StartAnswer(conn, row, head.method == RequestMethod::kHead, close_after);
       data += head.length;
@@ -602,6 +604,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
                            InstanceMethod<&Lane::Add>("add"),
                            InstanceMethod<&Lane::Forget>("forget"),
                            InstanceMethod<&Lane::Has>("has"),
+                           InstanceMethod<&Lane::TakeHits>("takeHits"),
                            InstanceMethod<&Lane::Clear>("clear"),
                            InstanceMethod<&Lane::Stop>("stop"),
                            InstanceMethod<&Lane::Connections>("connections"),
@@ -725,6 +728,18 @@ class Lane : public Napi::ObjectWrap<Lane> {
     const bool has =
         core_ != nullptr && info[0].IsNumber() && core_->table.Has(info[0].As<Napi::Number>().Uint32Value());
     return Napi::Boolean::New(info.Env(), has);
+  }
+
+  // → the ids of the rows that answered since the last call (JavaScript
+  // marks their cache entries used, so that a file only the lane sends is
+  // not swept from the open-file cache as unused).
+  Napi::Value TakeHits(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::vector<uint32_t> ids;
+    if (core_ != nullptr) ids = core_->table.TakeHits();
+    Napi::Array out = Napi::Array::New(env, ids.size());
+    for (size_t i = 0; i < ids.size(); i++) out.Set(static_cast<uint32_t>(i), Napi::Number::New(env, ids[i]));
+    return out;
   }
 
   Napi::Value Clear(const Napi::CallbackInfo& info) {

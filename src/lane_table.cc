@@ -52,6 +52,16 @@ void AnswerTable::Clear() {
   by_id_.clear();
 }
 
+std::vector<uint32_t> AnswerTable::TakeHits() {
+  std::vector<uint32_t> ids;
+  for (auto& entry : by_id_) {
+    if (!entry.second->hit) continue;
+    entry.second->hit = false;
+    ids.push_back(entry.first);
+  }
+  return ids;
+}
+
 RowPtr AnswerTable::Find(const std::string& key) const {
   auto found = by_key_.find(key);
   return found == by_key_.end() ? nullptr : found->second;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "request_head.h"
 #include "unique_fd.h"
@@ -45,6 +46,7 @@ struct AnswerRow {
   int64_t checked_ms = 0;  // the last fstat (or the registration)
   bool has_file = false;
   bool gone = false;  // forgotten while a response was still using it
+  bool hit = false;   // answered a request since the last TakeHits()
 };
 
 using RowPtr = std::shared_ptr<AnswerRow>;
@@ -61,6 +63,8 @@ class AnswerTable {
   void Clear();
   RowPtr Find(const std::string& key) const;
   bool Has(uint32_t id) const { return by_id_.count(id) != 0; }
+  // The rows that answered since the last call, their marks cleared.
+  std::vector<uint32_t> TakeHits();
   size_t Size() const { return by_key_.size(); }
 
  private:

@@ -291,15 +291,22 @@ class FileServer {
   // on the request's method, target, Host and Accept-Encoding: a whole 200 of
   // the file itself (no variant, sibling or encoding, none pending) to a
   // request with no Range or condition; with the entry's descriptor (valid
-  // during the call only), its stat, and whenDropped(listener), which the
-  // cache calls once the entry leaves it.
+  // during the call only), its stat, whenDropped(listener), which the cache
+  // calls once the entry leaves it, and used(), which counts a replay as a
+  // use of the entry (one a sweep or the LRU would otherwise find unused).
   offerReplay (req, res, file, sent) {
     const { onReplayable } = this.options
     const { entry } = file
     if (onReplayable === null || entry === null || file.variant !== undefined || file.encoding !== null || file.variantPending) return
     if (res.statusCode !== 200 || REPLAY_SPOILERS.some((name) => req.headers[name] !== undefined)) return
     if (sent === null ? req.method !== 'HEAD' : !sent.complete || sent.bytes !== entry.stat.size) return
-    onReplayable(req, res, { fd: entry.fd, stat: entry.stat, whenDropped: (listener) => this.cache.whenDropped(entry, listener) })
+    const { cache } = this
+    onReplayable(req, res, {
+      fd: entry.fd,
+      stat: entry.stat,
+      whenDropped: (listener) => cache.whenDropped(entry, listener),
+      used: () => cache.release(cache.use(entry))
+    })
   }
 
   // The cache entry `file` holds, let go (a body from memory holds none).

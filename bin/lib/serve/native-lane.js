@@ -14,6 +14,10 @@ const engine = require('../../../lib/engine')
 
 // How often a stop looks whether the lane's answers in flight are done.
 const POLL_MS = 50
+// How often the lane's hits count as uses of their open-file cache entries:
+// well within the cache's sweep period (10 s), after which an unused entry,
+// and with it the lane's row, is dropped.
+const USES_MS = 2000
 
 // → null when the lane can run with `config`, else why not (the line says it).
 function laneRefusal (config) {
@@ -36,6 +40,8 @@ function createNativeLane () {
   let lane = null
   const targets = new WeakMap() // request → its target as it came (app.js may rewrite req.url)
   const rows = new Map() // request key → the lane's row id
+  const uses = new Map() // row id → what counts a hit as a use of its cache entry
+  let usesTimer = null
 
   function handTo (server) {
     lane = new engine.Lane((fd, bytes) => handOff(server, fd, bytes), {
@@ -45,9 +51,12 @@ function createNativeLane () {
       idleMs: server.timeout
     })
     server.prependListener('request', (req) => targets.set(req, req.url))
+    usesTimer = setInterval(() => {
+      for (const id of lane.takeHits()) uses.get(id)?.()
+    }, USES_MS).unref()
   }
 
-  function offer (req, res, { fd, stat, whenDropped }) {
+  function offer (req, res, { fd, stat, whenDropped, used }) {
     const target = targets.get(req)
     if (lane === null || target !== req.url) return // --single's index.html for another path: not the path's own answer
     const host = req.headers.host ?? null
@@ -60,8 +69,10 @@ function createNativeLane () {
     const id = lane.add(req.method, target, host, coding, head, null, { fd, size: stat.size, mtimeMs: stat.mtimeMs })
     if (id === 0) return // the file changed since its stat
     rows.set(key, id)
+    uses.set(id, used)
     whenDropped(() => {
       lane.forget(id)
+      uses.delete(id)
       if (rows.get(key) === id) rows.delete(key)
     })
   }
@@ -81,6 +92,7 @@ function createNativeLane () {
       const timer = setInterval(() => {
         if (lane.connections() > 0 && Date.now() - started < timeoutMs) return
         clearInterval(timer)
+        clearInterval(usesTimer)
         lane.destroy()
         resolve()
       }, POLL_MS)
