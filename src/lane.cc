@@ -374,9 +374,9 @@ class LaneCore {
       conn->out.append(keep_alive_line);
     }
     conn->out.append("\r\n");
-    if (!head_only && !row->has_file) conn->out.append(row->body);
+    if (!head_only && row->in_memory) conn->out.append(row->body);
     conn->out_done = 0;
-    conn->row = head_only || !row->has_file ? nullptr : row;
+    conn->row = head_only || row->in_memory ? nullptr : row;
     conn->file_offset = 0;
     conn->file_end = row->file_size;
     conn->close_after = close_after;
@@ -679,7 +679,9 @@ class Lane : public Napi::ObjectWrap<Lane> {
     if (info[5].IsBuffer()) {
       Napi::Buffer<char> body = info[5].As<Napi::Buffer<char>>();
       row->body.assign(body.Data(), body.Length());
-    } else if (info[6].IsObject()) {
+      row->in_memory = true;
+    }
+    if (info[6].IsObject()) {
       Napi::Object file = info[6].As<Napi::Object>();
       const int fd = file.Get("fd").ToNumber().Int32Value();
       int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -701,6 +703,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
       // The answer JavaScript gave was for this size: a file that changed
       // since (the stat differs from the one passed) is never registered.
       if (row->file_size != row->stat.size ||
+          (row->in_memory && row->body.size() != static_cast<size_t>(row->file_size)) ||
           file.Get("mtimeMs").ToNumber().Int64Value() != row->stat.mtime_ns / 1000000) {
         return Napi::Number::New(env, 0);
       }

@@ -6,9 +6,8 @@
 //
 // new Lane(onHandOff(fd, bytes), { keepAliveMs, keepAliveLine, idleMs })
 //   .listen(address, port, ipv6) → port     (Node-style errors: bind, listen)
-//   .add(method, target, host?, acceptEncoding?, head, body?) → row id
-//   .addFile(method, target, host?, acceptEncoding?, head, fd, size, stat) → id
-//   .forget(id) .clear()
+//   .add(method, target, host?, acceptEncoding?, head, bytes?, file?) → row id
+//   .forget(id) .has(id) .clear() .takeHits() → ids of the rows that answered
 //   .stop()     graceful: no more accepts, idle connections closed, answers
 //               in flight finish; .connections() → how many are left
 //   .destroy()  every connection and the listener closed now

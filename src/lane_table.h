@@ -38,8 +38,11 @@ struct AnswerRow {
   // Status line and the header fields JavaScript set, each with its CRLF,
   // without Date, Connection and Keep-Alive (the lane writes those as Node does).
   std::string head;
-  // The body: bytes in memory, or a file (the lane's own descriptor).
+  // The body: bytes in memory (sent with the head in one write), or the
+  // file's (sent by sendfile from the lane's own descriptor, which is also
+  // what a revalidation checks).
   std::string body;
+  bool in_memory = false;
   UniqueFd file;
   int64_t file_size = 0;
   RowStat stat;

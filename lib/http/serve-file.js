@@ -292,8 +292,9 @@ class FileServer {
   // the file itself (no variant, sibling or encoding, none pending) to a
   // request with no Range or condition; with the entry's descriptor (valid
   // during the call only), its stat, whenDropped(listener), which the cache
-  // calls once the entry leaves it, and used(), which counts a replay as a
-  // use of the entry (one a sweep or the LRU would otherwise find unused).
+  // calls once the entry leaves it, used(), which counts a replay as a use
+  // of the entry (one a sweep or the LRU would otherwise find unused), and
+  // `bytes`, its contents when the cache keeps them in memory (else null).
   offerReplay (req, res, file, sent) {
     const { onReplayable } = this.options
     const { entry } = file
@@ -304,6 +305,7 @@ class FileServer {
     onReplayable(req, res, {
       fd: entry.fd,
       stat: entry.stat,
+      bytes: memoryBody(entry, false),
       whenDropped: (listener) => cache.whenDropped(entry, listener),
       used: () => cache.release(cache.use(entry))
     })

@@ -39,7 +39,7 @@ const LANE_WRITES = new Set(['date', 'connection', 'keep-alive', 'transfer-encod
 function createNativeLane () {
   let lane = null
   const targets = new WeakMap() // request → its target as it came (app.js may rewrite req.url)
-  const rows = new Map() // request key → the lane's row id
+  const rows = new Map() // request key → { id, bytes: whether the row has the body in memory }
   const uses = new Map() // row id → what counts a hit as a use of its cache entry
   let usesTimer = null
 
@@ -56,24 +56,26 @@ function createNativeLane () {
     }, USES_MS).unref()
   }
 
-  function offer (req, res, { fd, stat, whenDropped, used }) {
+  function offer (req, res, { fd, stat, bytes, whenDropped, used }) {
     const target = targets.get(req)
     if (lane === null || target !== req.url) return // --single's index.html for another path: not the path's own answer
     const host = req.headers.host ?? null
     const coding = req.headers['accept-encoding'] ?? null
     const key = JSON.stringify([req.method, target, host, coding])
     const known = rows.get(key)
-    if (known !== undefined && lane.has(known)) return
+    // A row is made again only once the cache has the bytes in memory (after
+    // a second request): the lane then writes head and body at once.
+    if (known !== undefined && lane.has(known.id) && (known.bytes || bytes === null)) return
     const head = headOf(res)
     if (head === null) return
-    const id = lane.add(req.method, target, host, coding, head, null, { fd, size: stat.size, mtimeMs: stat.mtimeMs })
+    const id = lane.add(req.method, target, host, coding, head, bytes, { fd, size: stat.size, mtimeMs: stat.mtimeMs })
     if (id === 0) return // the file changed since its stat
-    rows.set(key, id)
+    rows.set(key, { id, bytes: bytes !== null })
     uses.set(id, used)
     whenDropped(() => {
       lane.forget(id)
       uses.delete(id)
-      if (rows.get(key) === id) rows.delete(key)
+      if (rows.get(key)?.id === id) rows.delete(key)
     })
   }
 
