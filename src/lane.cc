@@ -63,6 +63,7 @@ struct LaneConnection {
   bool close_after = false;
   bool served = false;  // answered a request already (idle = keep-alive)
   bool handing_off = false;
+  bool waits_writable = false;  // its poll handle watches for room, not requests
   int64_t last_ms = 0;
 };
 
@@ -427,7 +428,10 @@ class LaneCore {
       Close(conn);
       return false;
     }
-    uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
+    if (conn->waits_writable) {  // (an epoll_ctl only when the events change)
+      conn->waits_writable = false;
+      uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
+    }
     if (conn->pending.empty()) return true;
     // Pipelined requests read with this one: the next is parsed only now.
     std::string bytes;
@@ -436,6 +440,7 @@ class LaneCore {
   }
 
   bool WaitWritable(LaneConnection* conn) {
+    conn->waits_writable = true;
     uv_poll_start(&conn->poll, UV_WRITABLE, OnConnectionEvent);
     return false;
   }
@@ -605,6 +610,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
                            InstanceMethod<&Lane::Forget>("forget"),
                            InstanceMethod<&Lane::Has>("has"),
                            InstanceMethod<&Lane::TakeHits>("takeHits"),
+                           InstanceMethod<&Lane::SetBody>("setBody"),
                            InstanceMethod<&Lane::Clear>("clear"),
                            InstanceMethod<&Lane::Stop>("stop"),
                            InstanceMethod<&Lane::Connections>("connections"),
@@ -743,6 +749,21 @@ class Lane : public Napi::ObjectWrap<Lane> {
     Napi::Array out = Napi::Array::New(env, ids.size());
     for (size_t i = 0; i < ids.size(); i++) out.Set(static_cast<uint32_t>(i), Napi::Number::New(env, ids[i]));
     return out;
+  }
+
+  // setBody(id, bytes): the file's contents, which the open-file cache came
+  // to keep in memory after the row was made (its size checked): the lane
+  // then writes head and body at once.
+  Napi::Value SetBody(const Napi::CallbackInfo& info) {
+    if (core_ == nullptr || !info[0].IsNumber() || !info[1].IsBuffer()) return info.Env().Undefined();
+    RowPtr row = core_->table.Get(info[0].As<Napi::Number>().Uint32Value());
+    Napi::Buffer<char> bytes = info[1].As<Napi::Buffer<char>>();
+    if (row == nullptr || row->in_memory || static_cast<int64_t>(bytes.Length()) != row->file_size) {
+      return info.Env().Undefined();
+    }
+    row->body.assign(bytes.Data(), bytes.Length());
+    row->in_memory = true;
+    return info.Env().Undefined();
   }
 
   Napi::Value Clear(const Napi::CallbackInfo& info) {

@@ -8,6 +8,7 @@
 //   .listen(address, port, ipv6) → port     (Node-style errors: bind, listen)
 //   .add(method, target, host?, acceptEncoding?, head, bytes?, file?) → row id
 //   .forget(id) .has(id) .clear() .takeHits() → ids of the rows that answered
+//   .setBody(id, bytes)
 //   .stop()     graceful: no more accepts, idle connections closed, answers
 //               in flight finish; .connections() → how many are left
 //   .destroy()  every connection and the listener closed now

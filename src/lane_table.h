@@ -66,6 +66,10 @@ class AnswerTable {
   void Clear();
   RowPtr Find(const std::string& key) const;
   bool Has(uint32_t id) const { return by_id_.count(id) != 0; }
+  RowPtr Get(uint32_t id) const {
+    auto found = by_id_.find(id);
+    return found == by_id_.end() ? nullptr : found->second;
+  }
   // The rows that answered since the last call, their marks cleared.
   std::vector<uint32_t> TakeHits();
   size_t Size() const { return by_key_.size(); }

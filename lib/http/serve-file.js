@@ -292,9 +292,10 @@ class FileServer {
   // the file itself (no variant, sibling or encoding, none pending) to a
   // request with no Range or condition; with the entry's descriptor (valid
   // during the call only), its stat, whenDropped(listener), which the cache
-  // calls once the entry leaves it, used(), which counts a replay as a use
-  // of the entry (one a sweep or the LRU would otherwise find unused), and
-  // `bytes`, its contents when the cache keeps them in memory (else null).
+  // calls once the entry leaves it, `bytes`, its contents when the cache
+  // keeps them in memory (else null), and used(), which counts a replay as a
+  // use of the entry (one a sweep or the LRU would otherwise find unused) and
+  // returns `bytes` as they are then.
   offerReplay (req, res, file, sent) {
     const { onReplayable } = this.options
     const { entry } = file
@@ -307,7 +308,10 @@ class FileServer {
       stat: entry.stat,
       bytes: memoryBody(entry, false),
       whenDropped: (listener) => cache.whenDropped(entry, listener),
-      used: () => cache.release(cache.use(entry))
+      used: () => {
+        cache.release(cache.use(entry))
+        return memoryBody(entry, false)
+      }
     })
   }
 

@@ -159,8 +159,9 @@ describe('zcopy serve --native-lane', () => {
     const before = fdCount()
     await Promise.all(Array.from({ length: 20 }, (_, i) => exchange(lane, [i % 2 ? request : 'GET /a.txt HTTP/1.1\r\n'], { end: true })))
     // A socket Node closed is closed on a later turn of its loop: wait for it.
-    for (let i = 0; i < 200 && fdCount() !== before; i++) await sleep(50)
-    expect(fdCount()).toBe(before)
+    // (Fewer is no leak: a socket of an earlier test may have been closing at `before`.)
+    for (let i = 0; i < 200 && fdCount() > before; i++) await sleep(50)
+    expect(fdCount()).toBeLessThanOrEqual(before)
   })
 
   describe.runIf(native !== null)('answers it replays', () => {

@@ -39,7 +39,7 @@ const LANE_WRITES = new Set(['date', 'connection', 'keep-alive', 'transfer-encod
 function createNativeLane () {
   let lane = null
   const targets = new WeakMap() // request → its target as it came (app.js may rewrite req.url)
-  const rows = new Map() // request key → { id, bytes: whether the row has the body in memory }
+  const rows = new Map() // request key → the lane's row id
   const uses = new Map() // row id → what counts a hit as a use of its cache entry
   let usesTimer = null
 
@@ -52,7 +52,11 @@ function createNativeLane () {
     })
     server.prependListener('request', (req) => targets.set(req, req.url))
     usesTimer = setInterval(() => {
-      for (const id of lane.takeHits()) uses.get(id)?.()
+      for (const id of lane.takeHits()) {
+        // The cache keeps a file's bytes in memory from its second use on.
+        const bytes = uses.get(id)?.() ?? null
+        if (bytes !== null) lane.setBody(id, bytes)
+      }
     }, USES_MS).unref()
   }
 
@@ -63,19 +67,17 @@ function createNativeLane () {
     const coding = req.headers['accept-encoding'] ?? null
     const key = JSON.stringify([req.method, target, host, coding])
     const known = rows.get(key)
-    // A row is made again only once the cache has the bytes in memory (after
-    // a second request): the lane then writes head and body at once.
-    if (known !== undefined && lane.has(known.id) && (known.bytes || bytes === null)) return
+    if (known !== undefined && lane.has(known)) return
     const head = headOf(res)
     if (head === null) return
     const id = lane.add(req.method, target, host, coding, head, bytes, { fd, size: stat.size, mtimeMs: stat.mtimeMs })
     if (id === 0) return // the file changed since its stat
-    rows.set(key, { id, bytes: bytes !== null })
+    rows.set(key, id)
     uses.set(id, used)
     whenDropped(() => {
       lane.forget(id)
       uses.delete(id)
-      if (rows.get(key)?.id === id) rows.delete(key)
+      if (rows.get(key) === id) rows.delete(key)
     })
   }
 
