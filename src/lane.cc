@@ -244,7 +244,7 @@ class LaneCore {
     LaneCore* self = conn->core;
     if (status < 0) return self->Close(conn);
     if (conn->writing) {
-      if ((events & UV_WRITABLE) != 0) self->Write(conn);
+      if ((events & UV_WRITABLE) != 0) self->OnWritable(conn);
       return;
     }
     if ((events & UV_READABLE) != 0) self->ReadSome(conn);
@@ -302,11 +302,25 @@ class LaneCore {
       StartAnswer(conn, row, head.method == RequestMethod::kHead, close_after);
       data += head.length;
       size -= head.length;
-      conn->pending.assign(data, size);
-      return Write(conn);
+      // The next pipelined request is parsed only once this answer is written.
+      const Sent sent = Write(conn);
+      if (sent == Sent::kClosed) return false;
+      if (sent == Sent::kWaiting) {
+        conn->pending.assign(data, size);
+        return false;
+      }
     }
     conn->pending.clear();
     return true;
+  }
+
+  // Room in the socket for the answer waiting for it; then the pipelined
+  // requests read with it.
+  void OnWritable(LaneConnection* conn) {
+    if (Write(conn) != Sent::kDone || conn->pending.empty()) return;
+    std::string bytes;
+    bytes.swap(conn->pending);
+    Process(conn, bytes.data(), bytes.size());
   }
 
   // Node closes after the answer to HTTP/1.0 (unless keep-alive was asked) and
@@ -385,9 +399,11 @@ class LaneCore {
     conn->served = true;
   }
 
-  // Writes what is left of the answer. → whether the connection goes on
-  // reading (false: it waits for POLLOUT, or is closed).
-  bool Write(LaneConnection* conn) {
+  enum class Sent { kDone, kWaiting, kClosed };
+
+  // Writes what is left of the answer: kDone, kWaiting (for POLLOUT), or
+  // kClosed (an error, or the answer closes the connection).
+  Sent Write(LaneConnection* conn) {
     while (conn->out_done < conn->out.size()) {
       ssize_t n = ::send(conn->fd.Get(), conn->out.data() + conn->out_done, conn->out.size() - conn->out_done,
                          conn->row != nullptr ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
@@ -395,7 +411,7 @@ class LaneCore {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return WaitWritable(conn);
         Close(conn);
-        return false;
+        return Sent::kClosed;
       }
       conn->out_done += static_cast<size_t>(n);
     }
@@ -407,14 +423,14 @@ class LaneCore {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return WaitWritable(conn);
         Close(conn);
-        return false;
+        return Sent::kClosed;
       }
       if (n == 0) {
         // The file got shorter since its last check: the promised length
         // cannot be kept, so the connection is cut (as the JS path does).
         table.Forget(conn->row->id);
         Close(conn);
-        return false;
+        return Sent::kClosed;
       }
       conn->file_offset += n;
     }
@@ -426,23 +442,19 @@ class LaneCore {
     if (conn->close_after) {
       ::shutdown(conn->fd.Get(), SHUT_WR);
       Close(conn);
-      return false;
+      return Sent::kClosed;
     }
     if (conn->waits_writable) {  // (an epoll_ctl only when the events change)
       conn->waits_writable = false;
       uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
     }
-    if (conn->pending.empty()) return true;
-    // Pipelined requests read with this one: the next is parsed only now.
-    std::string bytes;
-    bytes.swap(conn->pending);
-    return Process(conn, bytes.data(), bytes.size());
+    return Sent::kDone;
   }
 
-  bool WaitWritable(LaneConnection* conn) {
+  Sent WaitWritable(LaneConnection* conn) {
     conn->waits_writable = true;
     uv_poll_start(&conn->poll, UV_WRITABLE, OnConnectionEvent);
-    return false;
+    return Sent::kWaiting;
   }
 
   void Close(LaneConnection* conn) {
@@ -645,6 +657,12 @@ class Lane : public Napi::ObjectWrap<Lane> {
       if (error != nullptr) napi_throw(env, error);
       return env.Undefined();
     }
+    // A lane that listens lives on without a reference from JavaScript (as a
+    // listening net.Server does), until destroy().
+    if (!referenced_) {
+      Ref();
+      referenced_ = true;
+    }
     return Napi::Number::New(env, port);
   }
 
@@ -782,10 +800,15 @@ class Lane : public Napi::ObjectWrap<Lane> {
 
   Napi::Value Destroy(const Napi::CallbackInfo& info) {
     if (core_ != nullptr) core_->Destroy();
+    if (referenced_) {
+      referenced_ = false;
+      Unref();
+    }
     return info.Env().Undefined();
   }
 
   LaneCore* core_ = nullptr;
+  bool referenced_ = false;
 };
 
 }  // namespace

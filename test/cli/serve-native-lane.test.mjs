@@ -177,6 +177,11 @@ describe('zcopy serve --native-lane', () => {
         'GET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'
       ]
     }
+    // Within the JS path's bound of 32 requests waiting on one connection.
+    HITS['a burst of 30 pipelined hits in one write'] = [
+      'GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\nHEAD /b.txt HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(15) +
+      'GET /b.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'
+    ]
     for (const [name, chunks] of Object.entries(HITS)) {
       test(`${name}: the same bytes as Node's, but for Date`, async () => {
         await exchange(lane, chunks) // Node answers, and the lane learns the answers
@@ -189,6 +194,20 @@ describe('zcopy serve --native-lane', () => {
         expect((await loggedLines(lane, '/a.txt')).length).toBe(before.length + 1)
       })
     }
+
+    // The JS path closes a connection with more than 32 requests waiting
+    // (lib/http/delivery/one-at-a-time.js); the lane has none waiting: it
+    // parses the next request only once an answer is written, and reads no
+    // further while one waits for room, as nginx does.
+    test('2,000 pipelined hits in one write: every answer, in order', async () => {
+      const burst = 'GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\nHEAD /b.txt HTTP/1.1\r\nHost: localhost\r\n\r\n'
+      await exchange(lane, [burst + 'GET /b.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'])
+      const bytes = await exchange(lane, [burst.repeat(1000) + 'GET /b.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'])
+      const answers = bytes.toString('latin1').split('HTTP/1.1 200 OK\r\n').slice(1)
+      expect(answers.length).toBe(2001)
+      for (let i = 0; i < 2000; i++) expect(answers[i].endsWith(i % 2 ? 'Keep-Alive: timeout=5\r\n\r\n' : '\r\n\r\nalpha\n'), `answer ${i}`).toBe(true)
+      expect(answers[2000]).toMatch(/Connection: close\r\n\r\nbravo\n$/)
+    })
 
     test('a client that reads slowly gets the whole body (sendfile waits for room)', async () => {
       await get(lane, '/huge.bin')
