@@ -15,7 +15,9 @@ const SLOW = [
   'test/cli/bench-*.test.mjs',
   'test/cli/engine-bench.test.mjs',
   'test/cli/copy-loop.test.mjs',
-  'test/cli/soak.test.mjs'
+  'test/cli/soak.test.mjs',
+  // a minute of random heads against the native lane's request-head parser
+  'test/engine/request-head-fuzz.test.mjs'
 ]
 
 // Files in which the choice between sendfile and the stream fallback changes

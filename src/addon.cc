@@ -1,15 +1,18 @@
 // zcopy native addon: exports the Transfer class (transfer.h), openBeneath,
 // lookupBeneath and close (open_beneath.h), setCork (socket_cork.h),
 // socketRoom (socket_room.h), trimMemory (memory_trim.h), idlePriority
-// (idle_priority.h), probeKernel (probe.h) and changesPending
-// (pending_changes.h).
+// (idle_priority.h), probeKernel (probe.h), changesPending
+// (pending_changes.h) and, for the parser's tests, parseRequestHead
+// (request_head_binding.h), and the native lane's Lane class (lane.h).
 #include <napi.h>
 
 #include "idle_priority.h"
+#include "lane.h"
 #include "memory_trim.h"
 #include "open_beneath.h"
 #include "pending_changes.h"
 #include "probe.h"
+#include "request_head_binding.h"
 #include "socket_cork.h"
 #include "socket_room.h"
 #include "transfer.h"
@@ -29,6 +32,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("idlePriority", zcopy::IdlePriorityFunction(env));
   exports.Set("probeKernel", zcopy::ProbeKernelFunction(env));
   exports.Set("changesPending", zcopy::ChangesPendingFunction(env));
+  exports.Set("Lane", zcopy::LaneClass(env));
+  exports.Set("parseRequestHead", zcopy::ParseRequestHeadFunction(env));
   return exports;
 }
 

@@ -55,18 +55,23 @@ Napi::Value ChangesPendingJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* state = static_cast<LoopInotify*>(info.Data());
   if (state == nullptr) return env.Null();
-  const int fd = state->loop->inotify_fd;
-  if (fd < 0) return Napi::Boolean::New(env, false);
-  if (fd != state->proven_fd) {
-    if (!IsInotify(fd)) return env.Null();
-    state->proven_fd = fd;
-  }
-  int queued = 0;
-  if (ioctl(fd, FIONREAD, &queued) != 0) return env.Null();
-  return Napi::Boolean::New(env, queued > 0);
+  const int queued = InotifyEventsQueued(state->loop, &state->proven_fd);
+  return queued < 0 ? env.Null() : Napi::Boolean::New(env, queued > 0);
 }
 
 }  // namespace
+
+int InotifyEventsQueued(uv_loop_t* loop, int* proven_fd) {
+  const int fd = loop->inotify_fd;
+  if (fd < 0) return 0;
+  if (fd != *proven_fd) {
+    if (!IsInotify(fd)) return -1;
+    *proven_fd = fd;
+  }
+  int queued = 0;
+  if (ioctl(fd, FIONREAD, &queued) != 0) return -1;
+  return queued > 0 ? 1 : 0;
+}
 
 // Where the environment's loop or its cleanup hook cannot be had, the function
 // answers null (cannot be told) on every call.

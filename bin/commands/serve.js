@@ -8,7 +8,7 @@ const { loadZcopy } = require('../../tools/load-zcopy')
 const { announceListening, createSay } = require('../lib/serve/announce')
 const { createInstance, stopSignal } = require('../lib/serve/instance')
 const { stoppingLine } = require('../lib/serve/shutdown')
-const { listenPort } = require('../lib/serve/listen-port')
+const { laneRefusal } = require('../lib/serve/native-lane')
 const { lineWriter } = require('../lib/serve/log-output')
 const { openUrl } = require('../lib/serve/open')
 const { examples, options, resolveOptions } = require('../lib/serve/options')
@@ -42,7 +42,7 @@ async function runSingle ({ zcopy, root, config, write, say }) {
   // the server, not kill it.
   const stopped = stopSignal()
   const instance = createInstance({ zcopy, root, config, write })
-  const address = await listenPort(instance.server, config, say)
+  const address = await instance.listen(say)
   // Where the compressed variants go, as the banner says: the store makes its
   // folder while the server starts listening, usually done by now.
   const variantsFolders = instance.variantsFolder === null ? [] : [await instance.variantsFolder]
@@ -63,10 +63,20 @@ function warnIfBroad (root) {
   process.stderr.write(`zcopy: warning: serving ${root}, ${what}${running}: every readable file below it can be downloaded\n`)
 }
 
+// --native-lane where it can run; where it cannot, one line says why and the
+// server goes on without it (in production --workers is the default).
+function withNativeLane (config) {
+  if (!config.nativeLane) return config
+  const refusal = laneRefusal(config)
+  if (refusal === null) return config
+  if (!isWorker()) process.stderr.write(`zcopy: --native-lane off: ${refusal}\n`)
+  return { ...config, nativeLane: false }
+}
+
 exports.handler = async (argv) => {
   const root = path.resolve(argv.dir)
   checkFolder(root)
-  const config = resolveOptions(argv)
+  const config = withNativeLane(resolveOptions(argv))
   if (!isWorker()) warnIfBroad(root)
   capYoungGeneration()
   const zcopy = loadZcopy()

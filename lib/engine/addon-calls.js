@@ -29,5 +29,12 @@ module.exports = {
   // lib/http/compress: the calling thread's scheduling to SCHED_IDLE.
   idlePriority: call('idlePriority'),
   // zcopy doctor: which kernel features work here.
-  probeKernel: call('probeKernel')
+  probeKernel: call('probeKernel'),
+  // zcopy serve --native-lane: the class that owns the listener and answers
+  // the requests JavaScript registered (src/lane.h).
+  Lane: call('Lane'),
+  // For the tests of the native lane's request-head parser only
+  // (test/engine/request-head*.test.mjs): the lane calls the C++ parser
+  // directly, never this.
+  parseRequestHead: call('parseRequestHead')
 }

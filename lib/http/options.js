@@ -99,6 +99,7 @@ function normalizeOptions (given, root) {
     allowSymlinksOutsideRoot: Boolean(options.allowSymlinksOutsideRoot),
     setHeaders: optionalFunction(options, 'setHeaders'),
     onSent: optionalFunction(options, 'onSent'),
+    onReplayable: optionalFunction(options, 'onReplayable'),
     fallthrough: options.fallthrough !== false,
     redirect: options.redirect !== false,
     // The open-file cache's (./stack.js): serveStatic's and the adapters'; all

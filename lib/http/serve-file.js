@@ -28,6 +28,9 @@ const IDENTITY = Object.freeze({ sibling: null, vary: false })
 // The file itself, for a path whose answer depends on Accept-Encoding.
 const VARYING = Object.freeze({ sibling: null, vary: true })
 
+// Request headers after which an answer is no replay for others (offerReplay).
+const REPLAY_SPOILERS = ['range', 'if-range', 'if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']
+
 // What onSent hears of a body sent from the memory cache.
 function fromMemory (bytes) {
   return { bytes, zeroCopy: false, fromMemory: true, complete: true }
@@ -264,13 +267,17 @@ class FileServer {
     }
     if (!isLater(sent)) {
       try {
+        this.offerReplay(req, res, file, sent)
         this.releaseAfterBody(res, sent, file)
       } catch (err) {
         return Promise.reject(err) // the application's onSent threw
       }
       return ANSWERED_IN_CALL
     }
-    const done = sent.then((sent) => this.releaseAfterBody(res, sent, file), (err) => {
+    const done = sent.then((sent) => {
+      this.offerReplay(req, res, file, sent)
+      return this.releaseAfterBody(res, sent, file)
+    }, (err) => {
       if (err.code === 'ERR_ZCOPY_TRUNCATED') cache.truncated(file.entry)
       this.release(file)
       throw err
@@ -278,6 +285,34 @@ class FileServer {
     if (!delivery.handsOver) return done
     done.catch((err) => delivery.failed(req, res, err))
     return ANSWERED_IN_CALL
+  }
+
+  // onReplayable (zcopy serve's native lane) hears an answer that depends only
+  // on the request's method, target, Host and Accept-Encoding: a whole 200 of
+  // the file itself (no variant, sibling or encoding, none pending) to a
+  // request with no Range or condition; with the entry's descriptor (valid
+  // during the call only), its stat, whenDropped(listener), which the cache
+  // calls once the entry leaves it, `bytes`, its contents when the cache
+  // keeps them in memory (else null), and used(), which counts a replay as a
+  // use of the entry (one a sweep or the LRU would otherwise find unused) and
+  // returns `bytes` as they are then.
+  offerReplay (req, res, file, sent) {
+    const { onReplayable } = this.options
+    const { entry } = file
+    if (onReplayable === null || entry === null || file.variant !== undefined || file.encoding !== null || file.variantPending) return
+    if (res.statusCode !== 200 || REPLAY_SPOILERS.some((name) => req.headers[name] !== undefined)) return
+    if (sent === null ? req.method !== 'HEAD' : !sent.complete || sent.bytes !== entry.stat.size) return
+    const { cache } = this
+    onReplayable(req, res, {
+      fd: entry.fd,
+      stat: entry.stat,
+      bytes: memoryBody(entry, false),
+      whenDropped: (listener) => cache.whenDropped(entry, listener),
+      used: () => {
+        cache.release(cache.use(entry))
+        return memoryBody(entry, false)
+      }
+    })
   }
 
   // The cache entry `file` holds, let go (a body from memory holds none).

@@ -60,6 +60,16 @@ export interface FileResponseOptions {
    * its compressed variant was being made.
    */
   onSent?: (res: ServerResponse | Http2ServerResponse, sent: { bytes: number, zeroCopy: boolean, fromMemory?: true, complete: boolean, variantPending?: true }) => void
+  /**
+   * For `zcopy serve --native-lane` (experimental): called for each answer
+   * that depends only on the request's method, target, Host and
+   * Accept-Encoding (a whole 200 of the file itself to a GET or HEAD without
+   * Range or conditions), with the cache's descriptor (valid during the call
+   * only), its stat, its contents when kept in memory, `whenDropped` (its
+   * listener runs once the cache drops the file) and `used` (counts a replay
+   * as a use of the cache entry; returns the contents kept in memory, if any).
+   */
+  onReplayable?: (req: IncomingMessage, res: ServerResponse, answer: { fd: number, stat: Stats, bytes: Buffer | null, whenDropped: (listener: () => void) => void, used: () => Buffer | null }) => void
 }
 
 /** The `compress` option's settings (each optional). */

@@ -45,7 +45,7 @@ describe.runIf(canRunBunMusl)(`Bun (musl, ${MUSL_LOADER})`, () => {
 
   it('prebuilds/linux-x64/zcopy.musl.node loads in a musl process: its kernel probe moves bytes by sendfile and copy_file_range, openBeneath opens below the root, byte-exact', async () => {
     const out = await runBun('musl', [probe('musl-addon-probe.cjs'), path.join(repo, 'prebuilds', 'linux-x64', 'zcopy.musl.node')])
-    expect(out.exports).toEqual(['Transfer', 'changesPending', 'close', 'idlePriority', 'lookupBeneath', 'openBeneath', 'probeKernel', 'setCork', 'socketRoom', 'trimMemory'])
+    expect(out.exports).toEqual(['Transfer', 'changesPending', 'close', 'idlePriority', 'lookupBeneath', 'openBeneath', 'parseRequestHead', 'probeKernel', 'setCork', 'socketRoom', 'trimMemory'])
     for (const feature of ['sendfile', 'copy_file_range', 'openat2']) expect(out.kernel[feature]).toEqual({ present: true, code: null })
     expect(out.openBeneath).toEqual({ exact: true })
   }, 180_000)

@@ -17,7 +17,7 @@ import { makeTempDir, openFdCount, removeTempDir } from '../support/files.mjs'
 const ROOT = new URL('../..', import.meta.url).pathname
 const SCHED_IDLE = 5
 
-const CALLS = { openBeneath: 'openBeneath', lookupBeneath: 'lookupBeneath', closeFd: 'close', changesPending: 'changesPending', setCork: 'setCork', socketRoom: 'socketRoom', trimMemory: 'trimMemory', idlePriority: 'idlePriority', probeKernel: 'probeKernel' }
+const CALLS = { openBeneath: 'openBeneath', lookupBeneath: 'lookupBeneath', closeFd: 'close', changesPending: 'changesPending', setCork: 'setCork', socketRoom: 'socketRoom', trimMemory: 'trimMemory', idlePriority: 'idlePriority', probeKernel: 'probeKernel', Lane: 'Lane', parseRequestHead: 'parseRequestHead' }
 
 let dir
 beforeAll(() => {

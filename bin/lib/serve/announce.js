@@ -23,10 +23,10 @@ function zeroCopyNote (zcopy, config) {
 // (app.js, variantsFolder(); one per worker).
 function announceListening (say, { root, address, zcopy, config, workers = null, variantsFolders = [] }) {
   const { local, network } = urlsOf(address, { tls: config.tls !== null })
-  const note = zeroCopyNote(zcopy, config) + (config.http2 ? ', HTTP/2' : '') +
+  const note = zeroCopyNote(zcopy, config) + (config.http2 ? ', HTTP/2' : '') + (config.nativeLane ? ', native lane' : '') +
     (workers ? `, ${workers.length} workers` : '')
   say(`zcopy serving ${root} at ${local} (${note}); Ctrl-C to stop`, {
-    root, url: local, network, zeroCopy: config.tls === null && zcopy.zeroCopyAvailable, http2: config.http2, workers
+    root, url: local, network, zeroCopy: config.tls === null && zcopy.zeroCopyAvailable, http2: config.http2, nativeLane: config.nativeLane === true, workers
   })
   if (config.log !== 'json') for (const url of network) say(`  on your network: ${url}`)
   if (config.log !== 'json' && workers) say(`  workers: ${workers.join(' ')}`)

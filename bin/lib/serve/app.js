@@ -35,9 +35,10 @@ function asksForAsset (pathname) {
 }
 
 // → { handle(req, res), close(), variantsFolder }. `onRequest(req, res)` runs
-// first (the access log). `variantsFolder`: with compression, the promise of
+// first (the access log); `onSent` and `onReplayable` (the native lane's, or
+// null) are serveStatic's. `variantsFolder`: with compression, the promise of
 // where its variants go (see variantsFolder()); otherwise null.
-function createApp (zcopy, root, config, onRequest, onSent) {
+function createApp (zcopy, root, config, { onRequest, onSent, onReplayable = null }) {
   const hostAllowed = hostCheck(config.host, config.allowedHosts)
   // fallthrough off: a refusal (403 for --dotfiles deny, 400) reaches fail()
   // with its status instead of becoming a 404.
@@ -49,7 +50,8 @@ function createApp (zcopy, root, config, onRequest, onSent) {
     extensions: config.extensions,
     precompressed: config.precompressed,
     compress: config.compress,
-    onSent
+    onSent,
+    ...(onReplayable === null ? {} : { onReplayable })
   })
 
   function notFound (req, res, pathname) {

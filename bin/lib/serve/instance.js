@@ -4,6 +4,8 @@
 
 const { createApp } = require('./app')
 const { watchCrowds } = require('./crowd-memory')
+const { listenPort } = require('./listen-port')
+const { createNativeLane } = require('./native-lane')
 const { createRequestLog, useColour } = require('./request-log')
 const { createServer } = require('./server')
 const { trackConnections } = require('./shutdown')
@@ -21,19 +23,31 @@ function createInstance ({ zcopy, root, config, write }) {
     format: config.quiet ? 'none' : config.log,
     colour: config.log === 'text' && useColour()
   })
-  const app = createApp(zcopy, root, config, log.logRequest, log.onSent)
+  // config.nativeLane: checked by the command (native-lane.js, laneRefusal).
+  // With --cors an answer depends on Origin too: nothing is replayed.
+  const lane = config.nativeLane ? createNativeLane() : null
+  const app = createApp(zcopy, root, config, {
+    onRequest: log.logRequest,
+    onSent: log.onSent,
+    onReplayable: lane === null || config.cors ? null : lane.offer
+  })
   const server = createServer(config, app.handle, zcopy.protectServer)
+  if (lane !== null) lane.handTo(server)
   const drain = trackConnections(server)
   watchCrowds(server)
   return {
     server,
+    // → Promise of the address listened on (listen-port.js): by the server, or
+    // by the native lane, which then hands Node the connections it does not answer.
+    listen: (say) => lane === null ? listenPort(server, config, say) : listenPort(server, config, say, lane.listen),
     // With compression: the promise of where its variants go (app.js).
     variantsFolder: app.variantsFolder,
     // What stop() waits for, once it has begun (see shutdown.js).
     waitingFor: () => drain.waitingFor(),
     async stop () {
       log.stopping()
-      await drain(config.shutdownTimeout * 1000)
+      const timeoutMs = config.shutdownTimeout * 1000
+      await Promise.all([drain(timeoutMs), lane === null ? null : lane.stop(timeoutMs)])
       await log.flush() // the lines of the responses the drain cut
       await within(app.close(), CLOSE_MS) // also removes the compressed variants' folder
     }

@@ -34,16 +34,18 @@ function portTakenLine (asked, used) {
   return `zcopy: port ${asked} is taken; using ${used} instead`
 }
 
-// → server.address(). `say` tells about the fallback.
-async function listenPort (server, { port, fallback, host }, say) {
+// → server.address(). `say` tells about the fallback. `listenOn(port, host)`
+// → Promise of the address: by default the server's own listen; the native
+// lane's (native-lane.js) takes the listening socket instead.
+async function listenPort (server, { port, fallback, host }, say, listenOn = (port, host) => listenOnce(server, port, host)) {
   try {
-    return await listenOnce(server, port, host)
+    return await listenOn(port, host)
   } catch (err) {
     if (err.code !== 'EADDRINUSE' || !fallback) throw describe(err, port, host)
   }
   let address
   try {
-    address = await listenOnce(server, 0, host)
+    address = await listenOn(0, host)
   } catch (again) {
     throw describe(again, 0, host)
   }

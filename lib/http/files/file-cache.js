@@ -66,6 +66,12 @@ class OpenFileCache {
     }
     this.closesWith = null // the server clearOnClose() last registered with
     this.paths = new RememberedPaths(this, maxWatches) // request paths that name an entry
+    this.dropListeners = new WeakMap() // entry → whenDropped()'s listeners (evict() runs once)
+  }
+
+  whenDropped (entry, listener) { // at once for an entry gone already; for the native lane's rows
+    if (entry.evicted) listener()
+    else this.dropListeners.set(entry, [...(this.dropListeners.get(entry) ?? []), listener])
   }
 
   // Has `listener(path)` hear every change the watches report, as the entries do
@@ -320,6 +326,7 @@ class OpenFileCache {
     if (entry.evicted) return
     entry.evicted = true
     this.paths.forget(entry)
+    for (const listener of this.dropListeners.get(entry) ?? []) listener()
     if (entry.body !== null) {
       this.memory.free(entry.body.length)
       entry.body = null

@@ -1,0 +1,138 @@
+'use strict'
+
+// zcopy serve --native-lane (issue 64): the addon's lane (src/lane.h) owns the
+// listening socket and its connections; every connection it does not answer
+// itself comes back here as a descriptor and the bytes the lane read from it
+// but did not consume, and becomes a net.Socket of Node's own HTTP server, the
+// bytes put back in front: from then Node owns it, parses those bytes first
+// and keeps every option and protection zcopy serve sets on the server.
+// Plain HTTP in one process only: with TLS, HTTP/2 or --workers the lane is off.
+
+const dns = require('node:dns')
+const net = require('node:net')
+const engine = require('../../../lib/engine')
+
+// How often a stop looks whether the lane's answers in flight are done.
+const POLL_MS = 50
+// How often the lane's hits count as uses of their open-file cache entries:
+// well within the cache's sweep period (10 s), after which an unused entry,
+// and with it the lane's row, is dropped.
+const USES_MS = 2000
+
+// → null when the lane can run with `config`, else why not (the line says it).
+function laneRefusal (config) {
+  if (engine.Lane === null) return 'the native addon is not loaded'
+  if (config.tls !== null) return 'TLS and HTTP/2 stay on Node\'s stack'
+  if (config.workers > 1) return '--workers serve through Node\'s stack for now'
+  return null
+}
+
+// Header fields the lane writes itself, as Node would (src/lane.cc): an
+// answer that has one set by hand is not replayed.
+const LANE_WRITES = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding'])
+
+// → { offer, handTo(server), listen(port, host) → Promise of an address like
+// server.address()'s, stop(timeoutMs) → Promise }. `offer` is serveStatic's
+// onReplayable: the answers it hears are registered with the lane, which
+// replays them to the same requests (same method, target bytes, Host and
+// Accept-Encoding) until the open-file cache drops the file's entry.
+function createNativeLane () {
+  let lane = null
+  const targets = new WeakMap() // request → its target as it came (app.js may rewrite req.url)
+  const rows = new Map() // request key → the lane's row id
+  const uses = new Map() // row id → what counts a hit as a use of its cache entry
+  let usesTimer = null
+
+  function handTo (server) {
+    lane = new engine.Lane((fd, bytes) => handOff(server, fd, bytes), {
+      // What Node's server writes, and when it closes an idle connection.
+      keepAliveMs: server.keepAliveTimeout,
+      keepAliveLine: server.keepAliveTimeout > 0 ? `Keep-Alive: timeout=${Math.floor(server.keepAliveTimeout / 1000)}\r\n` : '',
+      idleMs: server.timeout
+    })
+    server.prependListener('request', (req) => targets.set(req, req.url))
+    usesTimer = setInterval(() => {
+      for (const id of lane.takeHits()) {
+        // The cache keeps a file's bytes in memory from its second use on.
+        const bytes = uses.get(id)?.() ?? null
+        if (bytes !== null) lane.setBody(id, bytes)
+      }
+    }, USES_MS).unref()
+  }
+
+  function offer (req, res, { fd, stat, bytes, whenDropped, used }) {
+    const target = targets.get(req)
+    if (lane === null || target !== req.url) return // --single's index.html for another path: not the path's own answer
+    const host = req.headers.host ?? null
+    const coding = req.headers['accept-encoding'] ?? null
+    const key = JSON.stringify([req.method, target, host, coding])
+    const known = rows.get(key)
+    if (known !== undefined && lane.has(known)) return
+    const head = headOf(res)
+    if (head === null) return
+    const id = lane.add(req.method, target, host, coding, head, bytes, { fd, size: stat.size, mtimeMs: stat.mtimeMs })
+    if (id === 0) return // the file changed since its stat
+    rows.set(key, id)
+    uses.set(id, used)
+    whenDropped(() => {
+      lane.forget(id)
+      uses.delete(id)
+      if (rows.get(key) === id) rows.delete(key)
+    })
+  }
+
+  async function listen (port, host) {
+    const { address, family } = await dns.promises.lookup(host)
+    const bound = lane.listen(address, port, family === 6)
+    return { address, family: family === 6 ? 'IPv6' : 'IPv4', port: bound }
+  }
+
+  // No more connections; the idle ones closed at once, the answers in flight
+  // given up to timeoutMs; then every connection is cut.
+  function stop (timeoutMs) {
+    lane.stop()
+    const started = Date.now()
+    return new Promise((resolve) => {
+      const timer = setInterval(() => {
+        if (lane.connections() > 0 && Date.now() - started < timeoutMs) return
+        clearInterval(timer)
+        clearInterval(usesTimer)
+        lane.destroy()
+        resolve()
+      }, POLL_MS)
+    })
+  }
+
+  return { offer, handTo, listen, stop }
+}
+
+// The status line and header fields of `res` as Node wrote them, but for Date,
+// Connection and Keep-Alive (→ Buffer), or null when the lane cannot write
+// the rest as Node does.
+function headOf (res) {
+  let head = `HTTP/1.1 ${res.statusCode} ${res.statusMessage}\r\n`
+  let length = false
+  for (const name of res.getRawHeaderNames()) {
+    const lower = name.toLowerCase()
+    if (LANE_WRITES.has(lower)) return null
+    if (lower === 'content-length') length = true
+    for (const value of [].concat(res.getHeader(name))) head += `${name}: ${value}\r\n`
+  }
+  return length ? Buffer.from(head, 'latin1') : null
+}
+
+// Node's server takes the connection: `bytes` go back in front of what the
+// socket reads next, so that its parser sees the request the lane began reading.
+function handOff (server, fd, bytes) {
+  let socket
+  try {
+    socket = new net.Socket({ fd, readable: true, writable: true })
+  } catch {
+    engine.closeFd(fd)
+    return
+  }
+  if (bytes.length > 0) socket.unshift(bytes)
+  server.emit('connection', socket)
+}
+
+module.exports = { createNativeLane, laneRefusal }

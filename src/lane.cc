@@ -1,0 +1,820 @@
+#include "lane.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <uv.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "errors.h"
+#include "lane_table.h"
+#include "pending_changes.h"
+#include "request_head.h"
+#include "unique_fd.h"
+
+namespace zcopy {
+
+namespace {
+
+constexpr size_t kReadBytes = 64 * 1024;
+constexpr int kAcceptsPerWake = 64;
+constexpr int64_t kRevalidateMs = 1000;
+constexpr uint64_t kSweepMs = 1000;
+constexpr uint64_t kAcceptPauseMs = 100;
+
+class LaneCore;
+
+int64_t NowMs(uv_loop_t* loop) {
+  return static_cast<int64_t>(uv_now(loop));
+}
+
+int64_t Ns(const struct timespec& time) {
+  return static_cast<int64_t>(time.tv_sec) * 1000000000 + static_cast<int64_t>(time.tv_nsec);
+}
+
+// One accepted connection, owned by the lane until it is closed or handed off.
+struct LaneConnection {
+  LaneCore* core = nullptr;
+  UniqueFd fd;
+  uv_poll_t poll;
+  LaneConnection* prev = nullptr;
+  LaneConnection* next = nullptr;
+  std::string pending;  // bytes read and not consumed (a partial head, pipelined requests)
+  // The answer being written: `out` from `out_done`, then the row's file.
+  std::string out;
+  size_t out_done = 0;
+  RowPtr row;
+  int64_t file_offset = 0;
+  int64_t file_end = 0;
+  bool writing = false;
+  bool close_after = false;
+  bool served = false;  // answered a request already (idle = keep-alive)
+  bool handing_off = false;
+  bool waits_writable = false;  // its poll handle watches for room, not requests
+  int64_t last_ms = 0;
+};
+
+bool TokenIs(const char* data, const HeadSpan& span, const char* word) {
+  const size_t length = std::strlen(word);
+  if (span.length != length) return false;
+  for (size_t i = 0; i < length; i++) {
+    char c = data[span.offset + i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != word[i]) return false;
+  }
+  return true;
+}
+
+const char* const kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+const char* const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+class LaneCore {
+ public:
+  napi_env env = nullptr;
+  uv_loop_t* loop = nullptr;
+  napi_ref on_hand_off = nullptr;
+  napi_async_context async = nullptr;
+  napi_async_cleanup_hook_handle hook = nullptr;
+  UniqueFd listen_fd;
+  uv_poll_t listen_poll;
+  uv_timer_t timer;
+  bool listen_poll_open = false;
+  bool accepting = false;
+  bool stopping = false;
+  bool destroyed = false;
+  bool env_closing = false;
+  int open_handles = 0;  // handles libuv holds (their close callbacks not run)
+  LaneConnection* first = nullptr;
+  size_t connections = 0;
+  AnswerTable table;
+  int64_t keep_alive_ms = 5000;
+  int64_t idle_ms = 0;
+  std::string keep_alive_line;  // "Keep-Alive: timeout=5\r\n", or empty
+  char read_buffer[kReadBytes];
+  int inotify_fd = -1;  // proven to be the loop's inotify instance (pending_changes.h)
+  time_t date_second = -1;
+  std::string date_line;
+
+  bool Init(napi_env e, napi_value callback) {
+    env = e;
+    if (napi_get_uv_event_loop(env, &loop) != napi_ok) return false;
+    if (napi_create_reference(env, callback, 1, &on_hand_off) != napi_ok) return false;
+    napi_value name = nullptr;
+    napi_create_string_utf8(env, "zcopy:lane", NAPI_AUTO_LENGTH, &name);
+    if (napi_async_init(env, nullptr, name, &async) != napi_ok) return false;
+    if (uv_timer_init(loop, &timer) != 0) return false;
+    timer.data = this;
+    open_handles++;
+    uv_unref(reinterpret_cast<uv_handle_t*>(&timer));
+    uv_timer_start(&timer, OnTimer, kSweepMs, kSweepMs);
+    if (napi_add_async_cleanup_hook(env, OnEnvTeardown, this, &hook) != napi_ok) hook = nullptr;
+    return true;
+  }
+
+  // → 0 or an errno, with *syscall the call that failed.
+  int Listen(const std::string& address, int port, bool ipv6, int* bound_port, const char** syscall) {
+    *syscall = "socket";
+    UniqueFd fd(::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd.Valid()) return errno;
+    int on = 1;
+    ::setsockopt(fd.Get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    sockaddr_storage storage{};
+    socklen_t length = 0;
+    if (ipv6) {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(&storage);
+      in6->sin6_family = AF_INET6;
+      in6->sin6_port = htons(static_cast<uint16_t>(port));
+      if (::inet_pton(AF_INET6, address.c_str(), &in6->sin6_addr) != 1) return EINVAL;
+      length = sizeof *in6;
+    } else {
+      auto* in4 = reinterpret_cast<sockaddr_in*>(&storage);
+      in4->sin_family = AF_INET;
+      in4->sin_port = htons(static_cast<uint16_t>(port));
+      if (::inet_pton(AF_INET, address.c_str(), &in4->sin_addr) != 1) return EINVAL;
+      length = sizeof *in4;
+    }
+    *syscall = "bind";
+    if (::bind(fd.Get(), reinterpret_cast<sockaddr*>(&storage), length) != 0) return errno;
+    *syscall = "listen";
+    if (::listen(fd.Get(), 511) != 0) return errno;
+    length = sizeof storage;
+    ::getsockname(fd.Get(), reinterpret_cast<sockaddr*>(&storage), &length);
+    *bound_port = ntohs(ipv6 ? reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port
+                             : reinterpret_cast<sockaddr_in*>(&storage)->sin_port);
+    *syscall = "uv_poll_init";
+    int err = uv_poll_init(loop, &listen_poll, fd.Get());
+    if (err != 0) return -err;
+    listen_poll.data = this;
+    open_handles++;
+    listen_poll_open = true;
+    listen_fd = std::move(fd);
+    accepting = true;
+    uv_poll_start(&listen_poll, UV_READABLE, OnListenReadable);
+    return 0;
+  }
+
+  void StopListening() {
+    accepting = false;
+    if (!listen_poll_open) return;
+    listen_poll_open = false;
+    uv_poll_stop(&listen_poll);
+    uv_close(reinterpret_cast<uv_handle_t*>(&listen_poll), OnListenClosed);
+  }
+
+  static void OnListenClosed(uv_handle_t* handle) {
+    auto* self = static_cast<LaneCore*>(handle->data);
+    self->listen_fd.Reset();
+    self->HandleClosed();
+  }
+
+  static void OnListenReadable(uv_poll_t* handle, int status, int /*events*/) {
+    auto* self = static_cast<LaneCore*>(handle->data);
+    if (status < 0) return;
+    self->AcceptSome();
+  }
+
+  void AcceptSome() {
+    for (int i = 0; i < kAcceptsPerWake && accepting; i++) {
+      int fd = ::accept4(listen_fd.Get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors: wait a while rather than spin on a queue that
+          // stays readable (as libuv and nginx do).
+          uv_poll_stop(&listen_poll);
+          uv_timer_start(&timer, OnTimer, kAcceptPauseMs, kSweepMs);
+        }
+        return;
+      }
+      Adopt(UniqueFd(fd));
+    }
+  }
+
+  void Adopt(UniqueFd fd) {
+    auto* conn = new (std::nothrow) LaneConnection();
+    if (conn == nullptr) return;  // fd closes: the client sees a reset
+    int on = 1;
+    ::setsockopt(fd.Get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);  // as Node's server does
+    if (uv_poll_init(loop, &conn->poll, fd.Get()) != 0) {
+      delete conn;
+      return;
+    }
+    open_handles++;
+    conn->core = this;
+    conn->fd = std::move(fd);
+    conn->poll.data = conn;
+    conn->last_ms = NowMs(loop);
+    Link(conn);
+    uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
+  }
+
+  void Link(LaneConnection* conn) {
+    conn->next = first;
+    if (first != nullptr) first->prev = conn;
+    first = conn;
+    connections++;
+  }
+
+  void Unlink(LaneConnection* conn) {
+    if (conn->prev != nullptr) {
+      conn->prev->next = conn->next;
+    } else {
+      first = conn->next;
+    }
+    if (conn->next != nullptr) conn->next->prev = conn->prev;
+    conn->prev = conn->next = nullptr;
+    connections--;
+  }
+
+  static void OnConnectionEvent(uv_poll_t* handle, int status, int events) {
+    auto* conn = static_cast<LaneConnection*>(handle->data);
+    LaneCore* self = conn->core;
+    if (status < 0) return self->Close(conn);
+    if (conn->writing) {
+      if ((events & UV_WRITABLE) != 0) self->OnWritable(conn);
+      return;
+    }
+    if ((events & UV_READABLE) != 0) self->ReadSome(conn);
+  }
+
+  void ReadSome(LaneConnection* conn) {
+    for (;;) {
+      ssize_t n = ::read(conn->fd.Get(), read_buffer, kReadBytes);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        return Close(conn);
+      }
+      conn->last_ms = NowMs(loop);
+      if (n == 0) {
+        // End of the stream: Node answers a partial head (400), and closes an
+        // idle connection as the lane does.
+        if (!conn->pending.empty()) return HandOff(conn, nullptr, 0);
+        return Close(conn);
+      }
+      bool more;
+      if (conn->pending.empty()) {
+        more = Process(conn, read_buffer, static_cast<size_t>(n));
+      } else {
+        conn->pending.append(read_buffer, static_cast<size_t>(n));
+        std::string bytes;
+        bytes.swap(conn->pending);
+        more = Process(conn, bytes.data(), bytes.size());
+      }
+      if (!more) return;
+    }
+  }
+
+  // Parses and answers the requests in data[0, size). → whether to go on
+  // reading; whatever is not consumed is kept in conn->pending.
+  bool Process(LaneConnection* conn, const char* data, size_t size) {
+    while (size > 0) {
+      RequestHead head;
+      const HeadResult result = ParseRequestHead(data, size, &head);
+      if (result == HeadResult::kIncomplete && size < kMaxRequestHeadBytes) {
+        conn->pending.assign(data, size);
+        return true;
+      }
+      if (result != HeadResult::kComplete) {
+        HandOff(conn, data, size);
+        return false;
+      }
+      RowPtr row = Answerable(data, head);
+      if (row == nullptr) {
+        HandOff(conn, data, size);
+        return false;
+      }
+      row->hit = true;
+      const bool close_after = ClosesAfter(data, head) || stopping;
+      StartAnswer(conn, row, head.method == RequestMethod::kHead, close_after);
+      data += head.length;
+      size -= head.length;
+      // The next pipelined request is parsed only once this answer is written.
+      const Sent sent = Write(conn);
+      if (sent == Sent::kClosed) return false;
+      if (sent == Sent::kWaiting) {
+        conn->pending.assign(data, size);
+        return false;
+      }
+    }
+    conn->pending.clear();
+    return true;
+  }
+
+  // Room in the socket for the answer waiting for it; then the pipelined
+  // requests read with it.
+  void OnWritable(LaneConnection* conn) {
+    if (Write(conn) != Sent::kDone || conn->pending.empty()) return;
+    std::string bytes;
+    bytes.swap(conn->pending);
+    Process(conn, bytes.data(), bytes.size());
+  }
+
+  // Node closes after the answer to HTTP/1.0 (unless keep-alive was asked) and
+  // to `Connection: close`.
+  static bool ClosesAfter(const char* data, const RequestHead& head) {
+    if (!head.connection.present) return head.version_minor == 0;
+    if (TokenIs(data, head.connection, "close")) return true;
+    return head.version_minor == 0 && !TokenIs(data, head.connection, "keep-alive");
+  }
+
+  // The row that answers this request, or null (then JavaScript answers it).
+  RowPtr Answerable(const char* data, const RequestHead& head) {
+    if (head.range.present || head.if_none_match.present || head.if_modified_since.present) return nullptr;
+    if (head.connection.present && !TokenIs(data, head.connection, "close") &&
+        !TokenIs(data, head.connection, "keep-alive")) {
+      return nullptr;
+    }
+    RowPtr row = table.Find(AnswerKey(head.method, data, head.target, head.host, head.accept_encoding));
+    if (row == nullptr) return nullptr;
+    // A change the watches saw and JavaScript has not read yet may drop this
+    // row: JavaScript answers (and reads the events first).
+    if (InotifyEventsQueued(loop, &inotify_fd) != 0) return nullptr;
+    if (!row->has_file) return row;
+    const int64_t now = NowMs(loop);
+    if (now - row->checked_ms < kRevalidateMs) return row;
+    struct stat st {};
+    if (::fstat(row->file.Get(), &st) != 0 || !(Stat(st) == row->stat)) {
+      table.Forget(row->id);  // JavaScript answers, and registers the new answer
+      return nullptr;
+    }
+    row->checked_ms = now;
+    return row;
+  }
+
+  static RowStat Stat(const struct stat& st) {
+    RowStat out;
+    out.dev = st.st_dev;
+    out.ino = st.st_ino;
+    out.size = st.st_size;
+    out.mtime_ns = Ns(st.st_mtim);
+    out.ctime_ns = Ns(st.st_ctim);
+    return out;
+  }
+
+  const std::string& DateLine() {
+    const time_t now = ::time(nullptr);
+    if (now == date_second) return date_line;
+    date_second = now;
+    struct tm tm {};
+    gmtime_r(&now, &tm);
+    char text[64];
+    std::snprintf(text, sizeof text, "Date: %s, %02d %s %04d %02d:%02d:%02d GMT\r\n", kDays[tm.tm_wday], tm.tm_mday,
+                  kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    date_line = text;
+    return date_line;
+  }
+
+  void StartAnswer(LaneConnection* conn, const RowPtr& row, bool head_only, bool close_after) {
+    conn->out.clear();
+    conn->out.append(row->head);
+    conn->out.append(DateLine());
+    if (close_after) {
+      conn->out.append("Connection: close\r\n");
+    } else {
+      conn->out.append("Connection: keep-alive\r\n");
+      conn->out.append(keep_alive_line);
+    }
+    conn->out.append("\r\n");
+    if (!head_only && row->in_memory) conn->out.append(row->body);
+    conn->out_done = 0;
+    conn->row = head_only || row->in_memory ? nullptr : row;
+    conn->file_offset = 0;
+    conn->file_end = row->file_size;
+    conn->close_after = close_after;
+    conn->writing = true;
+    conn->served = true;
+  }
+
+  enum class Sent { kDone, kWaiting, kClosed };
+
+  // Writes what is left of the answer: kDone, kWaiting (for POLLOUT), or
+  // kClosed (an error, or the answer closes the connection).
+  Sent Write(LaneConnection* conn) {
+    while (conn->out_done < conn->out.size()) {
+      ssize_t n = ::send(conn->fd.Get(), conn->out.data() + conn->out_done, conn->out.size() - conn->out_done,
+                         conn->row != nullptr ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return WaitWritable(conn);
+        Close(conn);
+        return Sent::kClosed;
+      }
+      conn->out_done += static_cast<size_t>(n);
+    }
+    while (conn->row != nullptr && conn->file_offset < conn->file_end) {
+      off_t offset = conn->file_offset;
+      ssize_t n = ::sendfile(conn->fd.Get(), conn->row->file.Get(), &offset,
+                             static_cast<size_t>(conn->file_end - conn->file_offset));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return WaitWritable(conn);
+        Close(conn);
+        return Sent::kClosed;
+      }
+      if (n == 0) {
+        // The file got shorter since its last check: the promised length
+        // cannot be kept, so the connection is cut (as the JS path does).
+        table.Forget(conn->row->id);
+        Close(conn);
+        return Sent::kClosed;
+      }
+      conn->file_offset += n;
+    }
+    conn->writing = false;
+    conn->row = nullptr;
+    conn->out.clear();
+    conn->out.shrink_to_fit();
+    conn->last_ms = NowMs(loop);
+    if (conn->close_after) {
+      ::shutdown(conn->fd.Get(), SHUT_WR);
+      Close(conn);
+      return Sent::kClosed;
+    }
+    if (conn->waits_writable) {  // (an epoll_ctl only when the events change)
+      conn->waits_writable = false;
+      uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
+    }
+    return Sent::kDone;
+  }
+
+  Sent WaitWritable(LaneConnection* conn) {
+    conn->waits_writable = true;
+    uv_poll_start(&conn->poll, UV_WRITABLE, OnConnectionEvent);
+    return Sent::kWaiting;
+  }
+
+  void Close(LaneConnection* conn) {
+    Unlink(conn);
+    uv_poll_stop(&conn->poll);
+    uv_close(reinterpret_cast<uv_handle_t*>(&conn->poll), OnConnectionClosed);
+  }
+
+  // The poll handle is closed first (libuv allows one per descriptor); the
+  // descriptor goes to JavaScript from its close callback, once libuv has let go.
+  void HandOff(LaneConnection* conn, const char* data, size_t size) {
+    if (data != nullptr) conn->pending.assign(data, size);
+    conn->handing_off = true;
+    Close(conn);
+  }
+
+  static void OnConnectionClosed(uv_handle_t* handle) {
+    auto* conn = static_cast<LaneConnection*>(handle->data);
+    LaneCore* self = conn->core;
+    if (conn->handing_off && !self->env_closing && !self->destroyed) self->CallHandOff(conn);
+    delete conn;  // closes the descriptor unless JavaScript took it
+    self->HandleClosed();
+  }
+
+  void CallHandOff(LaneConnection* conn) {
+    napi_handle_scope scope = nullptr;
+    if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+    napi_value callback = nullptr;
+    napi_value resource = nullptr;
+    napi_value argv[2] = {nullptr, nullptr};
+    void* copy = nullptr;
+    if (napi_get_reference_value(env, on_hand_off, &callback) == napi_ok && callback != nullptr &&
+        napi_create_object(env, &resource) == napi_ok && napi_create_int32(env, conn->fd.Get(), &argv[0]) == napi_ok &&
+        napi_create_buffer_copy(env, conn->pending.size(), conn->pending.data(), &copy, &argv[1]) == napi_ok) {
+      conn->fd.Release();  // JavaScript owns it from here, even if the callback throws
+      napi_value result = nullptr;
+      if (napi_make_callback(env, async, resource, callback, 2, argv, &result) != napi_ok) {
+        bool pending = false;
+        napi_is_exception_pending(env, &pending);
+        if (pending) {
+          napi_value error = nullptr;
+          napi_get_and_clear_last_exception(env, &error);
+          napi_fatal_exception(env, error);
+        }
+      }
+    }
+    napi_close_handle_scope(env, scope);
+  }
+
+  static void OnTimer(uv_timer_t* handle) {
+    auto* self = static_cast<LaneCore*>(handle->data);
+    if (self->accepting && self->listen_poll_open) {
+      uv_poll_start(&self->listen_poll, UV_READABLE, OnListenReadable);
+    }
+    self->Sweep();
+  }
+
+  // Idle keep-alive connections close after keepAliveTimeout, connections
+  // that never sent a whole request after --timeout (as Node's server does).
+  void Sweep() {
+    const int64_t now = NowMs(loop);
+    for (LaneConnection* conn = first; conn != nullptr;) {
+      LaneConnection* next = conn->next;
+      if (!conn->writing) {
+        const int64_t limit = conn->served && conn->pending.empty() ? keep_alive_ms : idle_ms;
+        if (limit > 0 && now - conn->last_ms >= limit) Close(conn);
+      }
+      conn = next;
+    }
+  }
+
+  // Graceful stop: no more connections; those writing an answer close once it
+  // is written, the others now (shutdown.js closes Node's idle ones alike).
+  void Stop() {
+    stopping = true;
+    StopListening();
+    for (LaneConnection* conn = first; conn != nullptr;) {
+      LaneConnection* next = conn->next;
+      if (conn->writing) {
+        conn->close_after = true;
+      } else {
+        Close(conn);  // idle, or a head not whole yet: as Node's drain does
+      }
+      conn = next;
+    }
+  }
+
+  void Destroy() {
+    if (destroyed) return;
+    destroyed = true;
+    StopListening();
+    while (first != nullptr) Close(first);
+    table.Clear();
+    uv_timer_stop(&timer);
+    uv_close(reinterpret_cast<uv_handle_t*>(&timer), OnTimerClosed);
+  }
+
+  static void OnTimerClosed(uv_handle_t* handle) { static_cast<LaneCore*>(handle->data)->HandleClosed(); }
+
+  void HandleClosed() {
+    open_handles--;
+    if (open_handles == 0 && destroyed) Free();
+  }
+
+  bool wrapper_gone = false;
+
+  // Once libuv holds none of its handles, the environment's teardown may go
+  // on; the memory goes once the JS object is gone too.
+  void Free() {
+    if (hook != nullptr) napi_remove_async_cleanup_hook(hook);
+    hook = nullptr;
+    if (!wrapper_gone) return;
+    if (!env_closing) {
+      if (on_hand_off != nullptr) napi_delete_reference(env, on_hand_off);
+      if (async != nullptr) napi_async_destroy(env, async);
+    }
+    delete this;
+  }
+
+  static void OnEnvTeardown(napi_async_cleanup_hook_handle /*handle*/, void* data) {
+    auto* self = static_cast<LaneCore*>(data);
+    self->env_closing = true;
+    if (self->destroyed && self->open_handles == 0) return self->Free();
+    self->Destroy();  // Free() removes the hook once the handles are closed
+  }
+};
+
+class Lane : public Napi::ObjectWrap<Lane> {
+ public:
+  explicit Lane(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Lane>(info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsFunction() || !info[1].IsObject()) {
+      Napi::TypeError::New(env, "Lane(onHandOff, { keepAliveMs, keepAliveLine, idleMs })").ThrowAsJavaScriptException();
+      return;
+    }
+    core_ = new (std::nothrow) LaneCore();
+    if (core_ == nullptr || !core_->Init(env, info[0])) {
+      delete core_;
+      core_ = nullptr;
+      Napi::Error::New(env, "zcopy: cannot start the native lane").ThrowAsJavaScriptException();
+      return;
+    }
+    Napi::Object options = info[1].As<Napi::Object>();
+    core_->keep_alive_ms = options.Get("keepAliveMs").ToNumber().Int64Value();
+    core_->idle_ms = options.Get("idleMs").ToNumber().Int64Value();
+    Napi::Value line = options.Get("keepAliveLine");
+    if (line.IsString()) core_->keep_alive_line = line.As<Napi::String>().Utf8Value();
+  }
+
+  ~Lane() override {
+    if (core_ == nullptr) return;
+    core_->wrapper_gone = true;
+    if (!core_->destroyed) {
+      core_->Destroy();
+    } else if (core_->open_handles == 0) {
+      core_->Free();
+    }
+  }
+
+  static Napi::Function Class(Napi::Env env) {
+    return DefineClass(env, "Lane",
+                       {
+                           InstanceMethod<&Lane::Listen>("listen"),
+                           InstanceMethod<&Lane::Add>("add"),
+                           InstanceMethod<&Lane::Forget>("forget"),
+                           InstanceMethod<&Lane::Has>("has"),
+                           InstanceMethod<&Lane::TakeHits>("takeHits"),
+                           InstanceMethod<&Lane::SetBody>("setBody"),
+                           InstanceMethod<&Lane::Clear>("clear"),
+                           InstanceMethod<&Lane::Stop>("stop"),
+                           InstanceMethod<&Lane::Connections>("connections"),
+                           InstanceMethod<&Lane::Destroy>("destroy"),
+                       });
+  }
+
+ private:
+  bool Alive(Napi::Env env) {
+    if (core_ != nullptr && !core_->destroyed) return true;
+    Napi::Error::New(env, "The native lane is closed").ThrowAsJavaScriptException();
+    return false;
+  }
+
+  Napi::Value Listen(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!Alive(env)) return env.Undefined();
+    if (!info[0].IsString() || !info[1].IsNumber()) {
+      Napi::TypeError::New(env, "listen(address, port, ipv6)").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    if (core_->listen_poll_open) {
+      Napi::Error::New(env, "The native lane listens already").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    int port = 0;
+    const char* syscall = "";
+    int err = core_->Listen(info[0].As<Napi::String>().Utf8Value(), info[1].As<Napi::Number>().Int32Value(),
+                            info[2].ToBoolean().Value(), &port, &syscall);
+    if (err != 0) {
+      napi_value error = SystemError(env, err, syscall);
+      if (error != nullptr) napi_throw(env, error);
+      return env.Undefined();
+    }
+    // A lane that listens lives on without a reference from JavaScript (as a
+    // listening net.Server does), until destroy().
+    if (!referenced_) {
+      Ref();
+      referenced_ = true;
+    }
+    return Napi::Number::New(env, port);
+  }
+
+  // add(method, target, host, acceptEncoding, head, body, file) with target,
+  // host and acceptEncoding as latin1 strings (host and acceptEncoding null
+  // when not sent), head a string (latin1), body a Buffer or null, file null or
+  // { fd, size, dev, ino, mtimeNs, ctimeNs } (the descriptor is dup()ed).
+  Napi::Value Add(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!Alive(env)) return env.Undefined();
+    if (!info[0].IsString() || !info[1].IsString() || !info[4].IsBuffer()) {
+      Napi::TypeError::New(env, "add(method, target, host, acceptEncoding, head, body, file)")
+          .ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    std::string method = info[0].As<Napi::String>().Utf8Value();
+    if (method != "GET" && method != "HEAD") {
+      Napi::TypeError::New(env, "add(): method must be GET or HEAD").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    // The key as the parser would give it, from a buffer of the three values.
+    std::string bytes;
+    HeadSpan spans[3];
+    for (int i = 0; i < 3; i++) {
+      Napi::Value value = info[static_cast<size_t>(1 + i)];
+      if (!value.IsString()) continue;
+      std::string text = Latin1(value);
+      spans[i].present = true;
+      spans[i].offset = static_cast<uint32_t>(bytes.size());
+      spans[i].length = static_cast<uint32_t>(text.size());
+      bytes += text;
+    }
+    auto row = std::make_shared<AnswerRow>();
+    row->key = AnswerKey(method == "GET" ? RequestMethod::kGet : RequestMethod::kHead, bytes.data(), spans[0], spans[1],
+                         spans[2]);
+    Napi::Buffer<char> head = info[4].As<Napi::Buffer<char>>();
+    row->head.assign(head.Data(), head.Length());
+    if (info[5].IsBuffer()) {
+      Napi::Buffer<char> body = info[5].As<Napi::Buffer<char>>();
+      row->body.assign(body.Data(), body.Length());
+      row->in_memory = true;
+    }
+    if (info[6].IsObject()) {
+      Napi::Object file = info[6].As<Napi::Object>();
+      const int fd = file.Get("fd").ToNumber().Int32Value();
+      int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+      if (copy < 0) {
+        napi_value error = SystemError(env, errno, "dup");
+        if (error != nullptr) napi_throw(env, error);
+        return env.Undefined();
+      }
+      row->file = UniqueFd(copy);
+      row->has_file = true;
+      struct stat st {};
+      if (::fstat(copy, &st) != 0) {
+        napi_value error = SystemError(env, errno, "fstat");
+        if (error != nullptr) napi_throw(env, error);
+        return env.Undefined();
+      }
+      row->stat = LaneCore::Stat(st);
+      row->file_size = file.Get("size").ToNumber().Int64Value();
+      // The answer JavaScript gave was for this size: a file that changed
+      // since (the stat differs from the one passed) is never registered.
+      if (row->file_size != row->stat.size ||
+          (row->in_memory && row->body.size() != static_cast<size_t>(row->file_size)) ||
+          file.Get("mtimeMs").ToNumber().Int64Value() != row->stat.mtime_ns / 1000000) {
+        return Napi::Number::New(env, 0);
+      }
+      row->checked_ms = NowMs(core_->loop);
+    }
+    return Napi::Number::New(env, core_->table.Add(row));
+  }
+
+  static std::string Latin1(const Napi::Value& value) {
+    size_t length = 0;
+    napi_get_value_string_latin1(value.Env(), value, nullptr, 0, &length);
+    std::string out(length, '\0');
+    napi_get_value_string_latin1(value.Env(), value, out.data(), length + 1, &length);
+    return out;
+  }
+
+  Napi::Value Forget(const Napi::CallbackInfo& info) {
+    if (core_ != nullptr && info[0].IsNumber()) core_->table.Forget(info[0].As<Napi::Number>().Uint32Value());
+    return info.Env().Undefined();
+  }
+
+  // Whether the row is still in the table (the lane drops one whose file it
+  // finds changed).
+  Napi::Value Has(const Napi::CallbackInfo& info) {
+    const bool has =
+        core_ != nullptr && info[0].IsNumber() && core_->table.Has(info[0].As<Napi::Number>().Uint32Value());
+    return Napi::Boolean::New(info.Env(), has);
+  }
+
+  // → the ids of the rows that answered since the last call (JavaScript
+  // marks their cache entries used, so that a file only the lane sends is
+  // not swept from the open-file cache as unused).
+  Napi::Value TakeHits(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::vector<uint32_t> ids;
+    if (core_ != nullptr) ids = core_->table.TakeHits();
+    Napi::Array out = Napi::Array::New(env, ids.size());
+    for (size_t i = 0; i < ids.size(); i++) out.Set(static_cast<uint32_t>(i), Napi::Number::New(env, ids[i]));
+    return out;
+  }
+
+  // setBody(id, bytes): the file's contents, which the open-file cache came
+  // to keep in memory after the row was made (its size checked): the lane
+  // then writes head and body at once.
+  Napi::Value SetBody(const Napi::CallbackInfo& info) {
+    if (core_ == nullptr || !info[0].IsNumber() || !info[1].IsBuffer()) return info.Env().Undefined();
+    RowPtr row = core_->table.Get(info[0].As<Napi::Number>().Uint32Value());
+    Napi::Buffer<char> bytes = info[1].As<Napi::Buffer<char>>();
+    if (row == nullptr || row->in_memory || static_cast<int64_t>(bytes.Length()) != row->file_size) {
+      return info.Env().Undefined();
+    }
+    row->body.assign(bytes.Data(), bytes.Length());
+    row->in_memory = true;
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Clear(const Napi::CallbackInfo& info) {
+    if (core_ != nullptr) core_->table.Clear();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Stop(const Napi::CallbackInfo& info) {
+    if (core_ != nullptr && !core_->destroyed) core_->Stop();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Connections(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), core_ == nullptr ? 0 : static_cast<double>(core_->connections));
+  }
+
+  Napi::Value Destroy(const Napi::CallbackInfo& info) {
+    if (core_ != nullptr) core_->Destroy();
+    if (referenced_) {
+      referenced_ = false;
+      Unref();
+    }
+    return info.Env().Undefined();
+  }
+
+  LaneCore* core_ = nullptr;
+  bool referenced_ = false;
+};
+
+}  // namespace
+
+Napi::Function LaneClass(Napi::Env env) {
+  return Lane::Class(env);
+}
+
+}  // namespace zcopy

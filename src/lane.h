@@ -1,0 +1,23 @@
+// The native lane (issue 64): a listener and its connections owned in C++,
+// answering a request only when JavaScript registered its answer (lane_table.h)
+// and handing every other connection to JavaScript as its descriptor and the
+// bytes read but not consumed (bin/lib/serve/native-lane.js makes a
+// net.Socket of them for Node's own HTTP server). See docs/internals.md.
+//
+// new Lane(onHandOff(fd, bytes), { keepAliveMs, keepAliveLine, idleMs })
+//   .listen(address, port, ipv6) → port     (Node-style errors: bind, listen)
+//   .add(method, target, host?, acceptEncoding?, head, bytes?, file?) → row id
+//   .forget(id) .has(id) .clear() .takeHits() → ids of the rows that answered
+//   .setBody(id, bytes)
+//   .stop()     graceful: no more accepts, idle connections closed, answers
+//               in flight finish; .connections() → how many are left
+//   .destroy()  every connection and the listener closed now
+#pragma once
+
+#include <napi.h>
+
+namespace zcopy {
+
+Napi::Function LaneClass(Napi::Env env);
+
+}  // namespace zcopy

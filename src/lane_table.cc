@@ -1,0 +1,70 @@
+#include "lane_table.h"
+
+#include <utility>
+
+namespace zcopy {
+
+namespace {
+
+void AppendSpan(std::string* key, const char* data, const HeadSpan& span) {
+  // A length-prefixed field: no byte of a value can be mistaken for a separator.
+  key->push_back(span.present ? '1' : '0');
+  key->append(std::to_string(span.length));
+  key->push_back(':');
+  if (span.present) key->append(data + span.offset, span.length);
+}
+
+}  // namespace
+
+std::string AnswerKey(RequestMethod method, const char* data, const HeadSpan& target, const HeadSpan& host,
+                      const HeadSpan& accept_encoding) {
+  std::string key;
+  key.reserve(16 + target.length + host.length + accept_encoding.length);
+  key.push_back(method == RequestMethod::kGet ? 'G' : 'H');
+  AppendSpan(&key, data, target);
+  AppendSpan(&key, data, host);
+  AppendSpan(&key, data, accept_encoding);
+  return key;
+}
+
+uint32_t AnswerTable::Add(RowPtr row) {
+  auto old = by_key_.find(row->key);
+  if (old != by_key_.end()) Forget(old->second->id);
+  uint32_t id = next_id_++;
+  if (next_id_ == 0) next_id_ = 1;
+  row->id = id;
+  by_id_[id] = row;
+  by_key_[row->key] = std::move(row);
+  return id;
+}
+
+void AnswerTable::Forget(uint32_t id) {
+  auto found = by_id_.find(id);
+  if (found == by_id_.end()) return;
+  found->second->gone = true;
+  by_key_.erase(found->second->key);
+  by_id_.erase(found);
+}
+
+void AnswerTable::Clear() {
+  for (auto& entry : by_id_) entry.second->gone = true;
+  by_key_.clear();
+  by_id_.clear();
+}
+
+std::vector<uint32_t> AnswerTable::TakeHits() {
+  std::vector<uint32_t> ids;
+  for (auto& entry : by_id_) {
+    if (!entry.second->hit) continue;
+    entry.second->hit = false;
+    ids.push_back(entry.first);
+  }
+  return ids;
+}
+
+RowPtr AnswerTable::Find(const std::string& key) const {
+  auto found = by_key_.find(key);
+  return found == by_key_.end() ? nullptr : found->second;
+}
+
+}  // namespace zcopy

@@ -1,0 +1,209 @@
+// ParseRequestHead: reads a request head of the subset below, byte by byte,
+// and answers Defer for anything else, so that Node's llhttp (which then gets
+// the same bytes unchanged) decides every case the subset does not prove.
+//
+// The subset, each part one llhttp (strict, Node's default: no
+// --insecure-http-parser) reads the same way:
+//   request line  "GET" or "HEAD", one SP, an origin-form target of the bytes
+//                 0x21-0x7E but '#' (llhttp's strict URL characters and '?'),
+//                 one SP, "HTTP/1.1" or "HTTP/1.0", CRLF;
+//   each field    a name of RFC 9110 tchars, ':', spaces and tabs, a value of
+//                 HTAB, SP, VCHAR and obs-text (llhttp's header characters),
+//                 CRLF; the value's leading spaces and tabs are llhttp's to
+//                 skip and its trailing ones Node's to trim, so both go;
+//   the end       CRLF, with exactly one Host field among at most
+//                 kMaxRequestHeadFields, all within kMaxRequestHeadBytes.
+// Fields that change what llhttp or Node's server does with the message (a
+// body, an upgrade, 100-continue, conditions the lane does not evaluate,
+// Proxy-Connection, which llhttp reads as Connection) and a second copy of a
+// field whose value the lane reads (Node joins some, drops others) are
+// deferred.
+//
+// Incomplete means: the bytes so far are the start of some head of the subset
+// (the parser defers as soon as none can follow), and fewer than
+// kMaxRequestHeadBytes bytes were given.
+#include "request_head.h"
+
+namespace zcopy {
+
+namespace {
+
+// The RFC 9110 token characters: "!#$%&'*+-.^_`|~", digits and letters.
+bool IsTchar(unsigned char c) {
+  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+  switch (c) {
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A target byte: printable ASCII but SP and '#' (a fragment, which llhttp
+// reads in a state of its own).
+bool IsTargetByte(unsigned char c) {
+  return c > 0x20 && c < 0x7F && c != '#';
+}
+
+// A field value byte: HTAB, SP, VCHAR, obs-text; no other control, no DEL.
+bool IsValueByte(unsigned char c) {
+  return c == '\t' || (c >= 0x20 && c != 0x7F);
+}
+
+bool IsOws(unsigned char c) {
+  return c == ' ' || c == '\t';
+}
+
+// Whether name[0, length) is the start of `lower` (a lowercase literal),
+// ignoring ASCII case.
+bool NameStarts(const unsigned char* name, size_t length, const char* lower) {
+  for (size_t i = 0; i < length; ++i) {
+    if (lower[i] == '\0') return false;
+    unsigned char c = name[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c + ('a' - 'A'));
+    if (c != static_cast<unsigned char>(lower[i])) return false;
+  }
+  return true;
+}
+
+// Whether name[0, length) is `lower`, ignoring ASCII case.
+bool NameIs(const unsigned char* name, size_t length, const char* lower) {
+  return NameStarts(name, length, lower) && lower[length] == '\0';
+}
+
+// Names whose presence takes the head out of the subset.
+constexpr const char* kDeferredNames[] = {
+    "content-length", "transfer-encoding",   "expect",   "upgrade",
+    "if-match",       "if-unmodified-since", "if-range", "proxy-connection",
+};
+
+// Outcome of matching `literal` at data[*at]: kComplete when all of it is
+// there (and *at moves past it), kIncomplete when the input ends in agreement.
+HeadResult Match(const unsigned char* data, size_t size, size_t* at, const char* literal) {
+  for (; *literal != '\0'; ++literal, ++*at) {
+    if (*at == size) return HeadResult::kIncomplete;
+    if (data[*at] != static_cast<unsigned char>(*literal)) return HeadResult::kDefer;
+  }
+  return HeadResult::kComplete;
+}
+
+// The parse of data[0, size), size at most kMaxRequestHeadBytes (so every
+// offset fits a uint32_t); kIncomplete when the bytes run out in agreement.
+HeadResult Parse(const unsigned char* data, size_t size, RequestHead* head) {
+  size_t at = 0;
+  if (size == 0) return HeadResult::kIncomplete;
+  HeadResult result;
+  if (data[0] == 'G') {
+    head->method = RequestMethod::kGet;
+    result = Match(data, size, &at, "GET ");
+  } else {
+    head->method = RequestMethod::kHead;
+    result = Match(data, size, &at, "HEAD ");
+  }
+  if (result != HeadResult::kComplete) return result;
+
+  const size_t target = at;
+  if (at == size) return HeadResult::kIncomplete;
+  if (data[at] != '/') return HeadResult::kDefer;
+  while (at < size && IsTargetByte(data[at])) ++at;
+  if (at == size) return HeadResult::kIncomplete;
+  head->target = {static_cast<uint32_t>(target), static_cast<uint32_t>(at - target), true};
+
+  result = Match(data, size, &at, " HTTP/1.");
+  if (result != HeadResult::kComplete) return result;
+  if (at == size) return HeadResult::kIncomplete;
+  if (data[at] != '0' && data[at] != '1') return HeadResult::kDefer;
+  head->version_minor = static_cast<uint8_t>(data[at] - '0');
+  ++at;
+  result = Match(data, size, &at, "\r\n");
+  if (result != HeadResult::kComplete) return result;
+
+  size_t fields = 0;
+  for (;;) {
+    if (at == size) return HeadResult::kIncomplete;
+    if (data[at] == '\r') {
+      // The blank line; without a Host field no completion is in the subset.
+      if (!head->host.present) return HeadResult::kDefer;
+      result = Match(data, size, &at, "\r\n");
+      if (result != HeadResult::kComplete) return result;
+      head->length = static_cast<uint32_t>(at);
+      return HeadResult::kComplete;
+    }
+    if (++fields > kMaxRequestHeadFields) return HeadResult::kDefer;
+
+    // The last field there may be, with no Host yet: only Host completes it.
+    const bool must_be_host = fields == kMaxRequestHeadFields && !head->host.present;
+    const size_t name = at;
+    while (at < size && IsTchar(data[at])) ++at;
+    if (must_be_host && !NameStarts(data + name, at - name, "host")) return HeadResult::kDefer;
+    if (at == size) return HeadResult::kIncomplete;
+    // Not a token up to the colon: an empty name, a space before the colon,
+    // an obs-fold line, a bare LF, a control byte.
+    if (data[at] != ':' || at == name) return HeadResult::kDefer;
+    const unsigned char* name_bytes = data + name;
+    const size_t name_length = at - name;
+    for (const char* deferred : kDeferredNames) {
+      if (NameIs(name_bytes, name_length, deferred)) return HeadResult::kDefer;
+    }
+    HeadSpan* span = nullptr;
+    if (NameIs(name_bytes, name_length, "host")) {
+      span = &head->host;
+    } else if (NameIs(name_bytes, name_length, "accept-encoding")) {
+      span = &head->accept_encoding;
+    } else if (NameIs(name_bytes, name_length, "if-none-match")) {
+      span = &head->if_none_match;
+    } else if (NameIs(name_bytes, name_length, "if-modified-since")) {
+      span = &head->if_modified_since;
+    } else if (NameIs(name_bytes, name_length, "range")) {
+      span = &head->range;
+    } else if (NameIs(name_bytes, name_length, "connection")) {
+      span = &head->connection;
+    }
+    if ((span != nullptr && span->present) || (must_be_host && span != &head->host)) return HeadResult::kDefer;
+    ++at;
+
+    while (at < size && IsOws(data[at])) ++at;
+    const size_t value = at;
+    size_t value_end = at;
+    for (; at < size && IsValueByte(data[at]); ++at) {
+      if (!IsOws(data[at])) value_end = at + 1;
+    }
+    result = Match(data, size, &at, "\r\n");
+    if (result != HeadResult::kComplete) return result;
+    if (span != nullptr) {
+      *span = {static_cast<uint32_t>(value), static_cast<uint32_t>(value_end - value), true};
+    }
+  }
+}
+
+}  // namespace
+
+HeadResult ParseRequestHead(const char* data, size_t size, RequestHead* head) {
+  // Node refuses a head longer than its limit; the bytes beyond it are never
+  // needed, and a head they would complete is deferred.
+  const size_t readable = size < kMaxRequestHeadBytes ? size : kMaxRequestHeadBytes;
+  RequestHead parsed;
+  const HeadResult result = Parse(reinterpret_cast<const unsigned char*>(data), readable, &parsed);
+  if (result == HeadResult::kComplete) {
+    *head = parsed;
+    return result;
+  }
+  if (result == HeadResult::kIncomplete && size >= kMaxRequestHeadBytes) return HeadResult::kDefer;
+  return result;
+}
+
+}  // namespace zcopy

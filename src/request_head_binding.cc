@@ -1,0 +1,61 @@
+// parseRequestHead(buffer) → { result, length, method, versionMinor, target,
+// host, acceptEncoding, ifNoneMatch, ifModifiedSince, range, connection }:
+// the request-head parser's answer for a buffer, for its tests
+// (test/engine/request-head*.test.mjs), which hold it against Node's own
+// parser. `result` is 'complete', 'incomplete' or 'defer'; the other fields
+// are there only for 'complete', the values as latin1 strings (Node's reading
+// of header bytes) or undefined for a field not sent. The native lane calls
+// ParseRequestHead itself, without this.
+#include "request_head_binding.h"
+
+#include "request_head.h"
+
+namespace zcopy {
+
+namespace {
+
+// The value as a latin1 string, undefined when the field was not sent.
+void SetSpan(Napi::Object out, const char* key, const char* data, const HeadSpan& span) {
+  napi_value value = nullptr;
+  if (span.present) napi_create_string_latin1(out.Env(), data + span.offset, span.length, &value);
+  out.Set(key, value == nullptr ? out.Env().Undefined() : Napi::Value(out.Env(), value));
+}
+
+Napi::Value ParseRequestHeadJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    Napi::TypeError error = Napi::TypeError::New(env, "The \"buffer\" argument must be a Buffer or Uint8Array");
+    error.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
+    error.ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  Napi::Uint8Array bytes = info[0].As<Napi::Uint8Array>();
+  const char* data = reinterpret_cast<const char*>(bytes.Data());
+  RequestHead head;
+  const HeadResult result = ParseRequestHead(data, bytes.ByteLength(), &head);
+  Napi::Object out = Napi::Object::New(env);
+  if (result != HeadResult::kComplete) {
+    out.Set("result", Napi::String::New(env, result == HeadResult::kIncomplete ? "incomplete" : "defer"));
+    return out;
+  }
+  out.Set("result", Napi::String::New(env, "complete"));
+  out.Set("length", Napi::Number::New(env, head.length));
+  out.Set("method", Napi::String::New(env, head.method == RequestMethod::kGet ? "GET" : "HEAD"));
+  out.Set("versionMinor", Napi::Number::New(env, head.version_minor));
+  SetSpan(out, "target", data, head.target);
+  SetSpan(out, "host", data, head.host);
+  SetSpan(out, "acceptEncoding", data, head.accept_encoding);
+  SetSpan(out, "ifNoneMatch", data, head.if_none_match);
+  SetSpan(out, "ifModifiedSince", data, head.if_modified_since);
+  SetSpan(out, "range", data, head.range);
+  SetSpan(out, "connection", data, head.connection);
+  return out;
+}
+
+}  // namespace
+
+Napi::Function ParseRequestHeadFunction(Napi::Env env) {
+  return Napi::Function::New(env, ParseRequestHeadJs, "parseRequestHead");
+}
+
+}  // namespace zcopy

@@ -1,0 +1,89 @@
+// The native lane's request-head parser against Node's own (issue 64, item
+// 3): generated heads, in the subset and mutated out of it, go both to the
+// parser (the test binding parseRequestHead) and over loopback to a real
+// node:http server with default options, as `zcopy serve` runs it. Whatever
+// the parser calls complete, Node must accept with the same method, target,
+// version and values of the fields the lane reads; none of Node's refusals may
+// be complete. Deferring is always safe (Node then gets the bytes), so the
+// parser may defer what Node accepts.
+import { once } from 'node:events'
+import http from 'node:http'
+import net from 'node:net'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { native } from '../../lib/engine/binding.js'
+import { mutatedHead, seededRandom, validHead } from '../support/request-heads.mjs'
+
+const SEED = 0x64C0FFEE
+const VALID = 300
+const MUTATED = 500
+
+const FIELDS = {
+  host: 'host',
+  acceptEncoding: 'accept-encoding',
+  ifNoneMatch: 'if-none-match',
+  ifModifiedSince: 'if-modified-since',
+  range: 'range',
+  connection: 'connection'
+}
+
+let server
+let seen = []
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    seen.push({
+      method: req.method,
+      url: req.url,
+      major: req.httpVersionMajor,
+      minor: req.httpVersionMinor,
+      headers: req.headers
+    })
+    res.writeHead(204, { Connection: 'close' })
+    res.end()
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+})
+afterAll(() => server?.close())
+
+// What Node makes of `bytes` sent on a fresh connection and then ended: the
+// first request it hands to the server's handler, or null when it hands none
+// (a 400 or 431, or a head it never saw the end of).
+async function nodeReads (bytes) {
+  seen = []
+  const socket = net.connect(server.address().port, '127.0.0.1')
+  socket.on('error', () => {}) // Node may reset a connection it refuses
+  socket.resume()
+  socket.end(bytes)
+  await once(socket, 'close')
+  return seen[0] ?? null
+}
+
+it.runIf(native !== null)(`agrees with node:http on ${VALID} generated and ${MUTATED} mutated heads`, async () => {
+  const rand = seededRandom(SEED)
+  const heads = [
+    ...Array.from({ length: VALID }, () => validHead(rand)),
+    ...Array.from({ length: MUTATED }, () => mutatedHead(rand))
+  ]
+  const counts = { complete: 0, incomplete: 0, defer: 0, nodeAccepted: 0, nodeRefused: 0, deferredButAccepted: 0 }
+  for (const [index, text] of heads.entries()) {
+    const bytes = Buffer.from(text, 'latin1')
+    const parsed = native.parseRequestHead(bytes)
+    const node = await nodeReads(bytes)
+    counts[parsed.result]++
+    counts[node ? 'nodeAccepted' : 'nodeRefused']++
+    if (parsed.result === 'defer' && node) counts.deferredButAccepted++
+    const where = `head ${index} (seed ${SEED}): ${JSON.stringify(text)}`
+    // An unfinished head is unfinished for Node too: it never saw a request.
+    if (parsed.result === 'incomplete') expect(node, where).toBeNull()
+    if (parsed.result !== 'complete') continue
+    expect(node, where).not.toBeNull()
+    expect({ method: node.method, url: node.url, major: node.major, minor: node.minor }, where)
+      .toEqual({ method: parsed.method, url: parsed.target, major: 1, minor: parsed.versionMinor })
+    for (const [key, name] of Object.entries(FIELDS)) expect(parsed[key], `${where}: ${name}`).toBe(node.headers[name])
+    expect(parsed.length, where).toBeLessThanOrEqual(bytes.length)
+  }
+  console.log('request-head differential:', JSON.stringify(counts))
+  // The generator must reach both sides: heads the parser takes, and refusals.
+  expect(counts.complete).toBeGreaterThanOrEqual(VALID)
+  expect(counts.nodeRefused).toBeGreaterThan(100)
+})
