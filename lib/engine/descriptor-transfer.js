@@ -10,7 +10,7 @@
 const { zeroCopyAvailable } = require('./binding')
 const { startFallbackTransfer, startTransfer } = require('./sendfile')
 const { socketFd } = require('./destination')
-const { flushed, streamCopy } = require('./stream-copy')
+const { flushed, streamCopy } = require('./copy')
 const { prematureCloseError } = require('./errors')
 
 // Errors that mean "this descriptor pair cannot sendfile" (O_APPEND files, odd

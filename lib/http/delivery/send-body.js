@@ -31,8 +31,7 @@ const { watchHangup } = require('./hangup')
 const { readingHeldWhile } = require('./one-at-a-time')
 const { promiseOf } = require('../promise-of')
 const { copyToResponse, writeToResponse } = require('./response-body')
-const { PIECE_SIZE } = require('./shared-pieces')
-const { movesByZeroCopy, sendRange, setCork, socketFd } = require('../../engine')
+const { PIECE_SIZE, movesByZeroCopy, sendRange, setCork, socketFd } = require('../../engine')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 
