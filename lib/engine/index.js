@@ -11,6 +11,7 @@ const { sendfile } = require('./sendfile')
 const { pipeFile, sendRange } = require('./pipe-file')
 const { createReadStream } = require('./read-stream')
 const { copy, PIECE_SIZE } = require('./copy')
+const { readAt, readAtSync, readRange } = require('./read-range')
 const { movesByZeroCopy, socketFd, transportFd } = require('./destination')
 const { invalidArgType, invalidArgValue, truncatedError } = require('./errors')
 const { validateInteger, validateObject } = require('./validate')
@@ -31,6 +32,12 @@ module.exports = {
   // a client that stops reading, and the size of the pieces it moves in
   copy,
   PIECE_SIZE,
+  // for lib/http: a range of a descriptor read in pieces, the one fs.read loop
+  // (a file body for a framework, content ETags, bodies kept in memory, the
+  // compression's sources)
+  readAt,
+  readAtSync,
+  readRange,
   socketFd,
   transportFd,
   // the addon's calls by name, each null where it is not there (./addon-calls)

@@ -61,6 +61,7 @@
 // copied, and their encrypted copy is bounded as a file's is.
 
 const fs = require('node:fs')
+const { readAt } = require('../read-range')
 const { DrainPace } = require('./drain-pace')
 const { Flight } = require('./flight')
 const { pool, PIECE_SIZE } = require('./pieces')
@@ -182,7 +183,7 @@ class FileCopy extends Copy {
     if (this.flight.small) {
       this.ownBuffer = Buffer.allocUnsafeSlow(size)
       this.reading = true
-      fs.read(this.fd, this.ownBuffer, 0, size, position, this.onOwnRead)
+      readAt(this.fd, this.ownBuffer, position, this.onOwnRead)
       return false
     }
     const pieces = pool.take(Math.ceil(size / PIECE_SIZE)) // none when the budget is spent
@@ -229,14 +230,14 @@ class FileCopy extends Copy {
     this.step()
   }
 
-  onOwnRead (err, bytesRead) {
+  onOwnRead (err, filled) {
     this.reading = false
     const buffer = this.ownBuffer
     this.ownBuffer = null
     if (err) return this.end(err)
     if (this.signal.aborted) return this.step()
-    if (bytesRead === 0) return this.end(truncatedError(this.start + this.done, buffer.length))
-    this.written(bytesRead < buffer.length ? buffer.subarray(0, bytesRead) : buffer)
+    if (filled === 0) return this.end(truncatedError(this.start + this.done, buffer.length))
+    this.written(filled < buffer.length ? buffer.subarray(0, filled) : buffer)
   }
 
   // `bytes`, a buffer of their own, are written.
