@@ -339,7 +339,7 @@ function viewsOf (bytes, start, size) {
 // - signal: an AbortSignal; once it aborts nothing more is written, and the
 //   copy resolves incomplete;
 // - callsBack: the destination's writes call back in order once their bytes
-//   went out: paced by a Flight, in the pool's pieces (bytes always are);
+//   went out: paced by a Flight, in the pool's pieces (`bytes` want it);
 //   otherwise by write()'s answer and 'drain', in chunks of `chunkSize`;
 // - socketOf, onStall: the Flight's (flight.js); flushes: the DrainPace's
 //   (drain-pace.js); onProgress(bytes): the bytes handed over so far, once
@@ -350,7 +350,7 @@ function viewsOf (bytes, start, size) {
 // shorter than the range.
 function copy (source, destination, options) {
   const Kind = source.bytes !== undefined ? MemoryCopy : source.reader !== undefined ? SourceCopy : FileCopy
-  const running = new Kind(source, destination, Kind === MemoryCopy ? { ...options, callsBack: true } : options)
+  const running = new Kind(source, destination, options)
   running.step()
   return running.result
 }
