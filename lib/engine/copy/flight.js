@@ -17,7 +17,7 @@
 //   (`serial`) at most SERIAL_BATCH at a time, written a piece at a time, each
 //   from the last one's write callback (writeSerially).
 //
-// Everything is driven by callbacks made once per response: its owner's
+// Everything is driven by callbacks made once per copy: its owner's
 // `resume()`, called once every write so far called back after land() said to
 // wait, and `batchDone(written)`, once a batch went out. With a crowd of
 // clients, a promise, closure or timer per read or per write lives across a
@@ -32,7 +32,7 @@ const { transportFd } = require('../destination')
 
 const MAX_WINDOW = 256 * 1024
 const RAMP = 512 * 1024
-// A response whose writes did not all call back in this long has a client that
+// A copy whose writes did not all call back in this long has a client that
 // stopped reading (see stall()).
 const STALL_MS = 1000
 // Over TLS, pieces are read at most this many bytes at a time (less where the
@@ -94,7 +94,7 @@ class Flight {
     // budget when the client stalled.
     this.pending = []
     this.uncounted = 0
-    // Set by knowSocket(), once the response has its connection.
+    // Set by knowSocket(), once the destination has its connection.
     this.kernelRoom = null
     this.serial = false
     this.tls = false
@@ -169,7 +169,7 @@ class Flight {
   nextSize (left) {
     this.small = false
     if (!this.socketKnown) this.knowSocket()
-    // Once every write called back nothing of this response waits: the whole
+    // Once every write called back nothing of this copy waits: the whole
     // window. (Bun's HTTP response keeps counting written bytes in writableLength,
     // and the copy would ask again and again for room that never comes.)
     const room = this.calledBack === this.writes ? this.window : this.room()
@@ -281,7 +281,7 @@ class Flight {
   timedOut () {
     if (!this.waiting) return
     // The caller may know why the writes stopped, and end it (an HTTP/2
-    // stream closed under its body: lib/http/delivery/send-body.js).
+    // stream closed under its body: lib/http/delivery/response-body.js).
     if (this.onStall !== null && this.onStall()) return
     this.waiting = false
     this.stall()
