@@ -75,7 +75,7 @@ describe('one of each helper', () => {
   it('size strings have one parser, lib/size.js, and its unit table', () => {
     const units = /\b(kib|KIB|KiB)\s*:/
     expect(holders([...lib, ...codeOf(['tools'])], units)).toEqual(['lib/size.js'])
-    const { parseBudget } = require('../lib/http/delivery/copy-budget.js')
+    const { parseBudget } = require('../lib/engine/copy/copy-budget.js')
     const { parseSize } = require('../tools/size.js')
     for (const text of ['1', '512B', '4KiB', '4K', '4KB', '1.5MiB', '12MB', '2 GB', '1TiB', ' 64MiB ']) {
       expect(parseBudget(text)).toBe(parseSize(text))

@@ -12,7 +12,9 @@ import { jsFilesUnder } from './support/files.mjs'
 const root = new URL('..', import.meta.url).pathname
 // lib/http's folders, each a concern entered by its index.js (docs/internals.md).
 const HTTP_FOLDERS = ['target', 'files', 'representation', 'delivery', 'compress'].map((name) => `lib/http/${name}`)
-const LAYERS = ['lib/engine', 'lib/http', ...HTTP_FOLDERS]
+// lib/engine's folders: the copy through user space (lib/engine/copy).
+const ENGINE_FOLDERS = ['lib/engine/copy']
+const LAYERS = ['lib/engine', ...ENGINE_FOLDERS, 'lib/http', ...HTTP_FOLDERS]
 // lib/http's entry points: what the folders serve, never what they import.
 const HTTP_ENTRY_POINTS = ['index', 'serve-static', 'static-handler', 'send-file', 'serve-file', 'options', 'protect-server', 'stack'].map((name) => `lib/http/${name}.js`)
 
@@ -123,4 +125,30 @@ describe('the choice of zero-copy or a copy', () => {
       expect(code.match(/\b(zeroCopyAvailable|supportsZeroCopy)\b/g)).toBeNull()
     })
   }
+})
+
+// The engine is the one place that moves bytes (docs/internals.md, "Who moves
+// the bytes"): above it nothing reads a file's descriptor itself (fs.read,
+// fs.readv, fs.readSync, their promise forms), nor keeps read buffers of its
+// own for a copy; it asks the engine (copy, readAt, readRange, readAtSync).
+// Whole small files read by path (readFileSync of /proc) are no descriptor
+// range.
+describe('one owner of how bytes move', () => {
+  for (const file of files) {
+    const name = relative(file)
+    if (!inside(name, 'lib') || inside(name, 'lib/engine')) continue
+    it(`${name} reads no descriptor range itself`, () => {
+      const code = fs.readFileSync(file, 'utf8').replace(/\/\/.*$/gm, '')
+      expect(code.match(/\b(fs|fsp|fs\.promises)\.(read|readv|readSync|readvSync)\b|promisify\(\s*fs\.readv?\s*\)|\.read\(\s*\w*[fF]d\b/g)).toBeNull()
+    })
+  }
+  it('lib/http/delivery holds no piece pool and no copy loop of its own', () => {
+    const delivery = jsFilesUnder(path.join(root, 'lib/http/delivery')).map((file) => fs.readFileSync(file, 'utf8').replace(/\/\/.*$/gm, ''))
+    for (const code of delivery) {
+      expect(code.match(/\b(PiecePool|allocUnsafeSlow|readv|pool\.take|whenPiece)\b/g)).toBeNull()
+    }
+    for (const gone of ['piece-pool', 'shared-pieces', 'copy-budget', 'flight']) {
+      expect(fs.existsSync(path.join(root, 'lib/http/delivery', `${gone}.js`))).toBe(false)
+    }
+  })
 })

@@ -4,13 +4,13 @@
 // descriptor to a destination descriptor by sendfile, or to a socket under a
 // hold on its writes, with the fallbacks a refused pair or a want of
 // descriptors takes: the JS copy loop, or the socket's own writes through
-// stream-copy.js. pipe-file.js picks which, for pipeFile and sendRange
+// copy/stream-copy.js. pipe-file.js picks which, for pipeFile and sendRange
 // (deliver()).
 
 const { zeroCopyAvailable } = require('./binding')
 const { startFallbackTransfer, startTransfer } = require('./sendfile')
 const { socketFd } = require('./destination')
-const { flushed, streamCopy } = require('./stream-copy')
+const { flushed, streamCopy } = require('./copy')
 const { prematureCloseError } = require('./errors')
 
 // Errors that mean "this descriptor pair cannot sendfile" (O_APPEND files, odd
@@ -186,7 +186,7 @@ function rearmingTimeout (socket, tracker) {
   }
 }
 
-// Any Writable, through stream-copy.js; an abort destroys the destination (as a
+// Any Writable, through copy/stream-copy.js; an abort destroys the destination (as a
 // failed copy does) and does not wait for a read of a pipe that has no data.
 function toStream ({ job, inFd, payload, tracker }, stream) {
   const { start, length, head } = payload

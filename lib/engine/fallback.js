@@ -11,9 +11,10 @@ const fs = require('node:fs')
 const { promisify } = require('node:util')
 const { backoff, nextDelay } = require('./backoff')
 const { abortError, truncatedError } = require('./errors')
+const { readAt } = require('./read-range')
 const { openReader } = require('./stream-source')
 
-const read = promisify(fs.read)
+const read = promisify(readAt)
 const write = promisify(fs.write)
 
 const BUFFER_SIZE = 256 * 1024
@@ -49,7 +50,8 @@ async function sendfile (outFd, inFd, offset, length, { signal, onProgress, head
   let done = 0
   while (done < length) {
     if (signal && signal.aborted) throw abortError(signal)
-    const { bytesRead } = await read(inFd, buffer, 0, Math.min(buffer.length, length - done), offset + done)
+    const size = Math.min(buffer.length, length - done)
+    const bytesRead = await read(inFd, size < buffer.length ? buffer.subarray(0, size) : buffer, offset + done)
     if (bytesRead === 0) throw truncatedError(offset + done, length - done)
     await writeAll(outFd, buffer.subarray(0, bytesRead), signal)
     done += bytesRead

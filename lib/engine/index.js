@@ -10,6 +10,8 @@ const addonCalls = require('./addon-calls')
 const { sendfile } = require('./sendfile')
 const { pipeFile, sendRange } = require('./pipe-file')
 const { createReadStream } = require('./read-stream')
+const { copy, PIECE_SIZE } = require('./copy')
+const { readAt, readAtSync, readRange } = require('./read-range')
 const { movesByZeroCopy, socketFd, transportFd } = require('./destination')
 const { invalidArgType, invalidArgValue, truncatedError } = require('./errors')
 const { validateInteger, validateObject } = require('./validate')
@@ -26,6 +28,16 @@ module.exports = {
   // what it checks first
   movesByZeroCopy,
   sendRange,
+  // for lib/http: a body copied through user space into a response, paced for
+  // a client that stops reading, and the size of the pieces it moves in
+  copy,
+  PIECE_SIZE,
+  // for lib/http: a range of a descriptor read in pieces, the one fs.read loop
+  // (a file body for a framework, content ETags, bodies kept in memory, the
+  // compression's sources)
+  readAt,
+  readAtSync,
+  readRange,
   socketFd,
   transportFd,
   // the addon's calls by name, each null where it is not there (./addon-calls)

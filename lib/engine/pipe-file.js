@@ -20,7 +20,7 @@ const { DescriptorTransfer, SocketTransfer, holdSocket, toStream } = require('./
 const { Job, startFallbackTransfer, startOpeningTransfer } = require('./sendfile')
 const { classifyDestination, supportsZeroCopy } = require('./destination')
 const { byteRange, isPathLike, openSource, validateSource } = require('./source')
-const { flushed } = require('./stream-copy')
+const { flushed } = require('./copy')
 const { abortError, invalidArgType, outOfRange } = require('./errors')
 const {
   validateAbortSignal,

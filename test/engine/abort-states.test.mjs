@@ -219,7 +219,7 @@ describe('waiting for the socket', () => {
           expect(outcome.error.code).toBe('ERR_STREAM_PREMATURE_CLOSE')
         }
         expectNoListeners(controller.signal, null)
-        // The write barrier (stream-copy.js flushed()) keeps its own 'close' listener
+        // The write barrier (copy/stream-copy.js flushed()) keeps its own 'close' listener
         // until the queued writes are out; the transfer's own listener is gone.
         if (how === 'signal') expect(client.listenerCount('close')).toBeLessThanOrEqual(closeListeners + 1)
       } finally {

@@ -35,7 +35,7 @@ const ALLOWED = {
   },
   'lib/http/compress/read-source.js': {
     fstatSync: 'only in the compression process or a compression thread: the source after its read',
-    readSync: 'only in the compression process or a compression thread: the source'
+    readAtSync: 'only in the compression process or a compression thread: the source (the engine\'s readSync loop)'
   },
   'lib/http/compress/process.js': {
     closeSync: 'in the compression process: the source it reopened',
@@ -53,7 +53,8 @@ const ALLOWED = {
     fstatSync: 'an open descriptor: the inode is in memory',
     readlinkSync: '/proc/self/fd links: procfs, in memory'
   },
-  'lib/engine/pipe-file.js': { fstatSync: 'an open descriptor: the inode is in memory' }
+  'lib/engine/pipe-file.js': { fstatSync: 'an open descriptor: the inode is in memory' },
+  'lib/engine/read-range.js': { readSync: 'readAtSync, whose one caller is lib/http/compress/read-source.js: the compression process or a thread' }
 }
 
 function syncCalls () {

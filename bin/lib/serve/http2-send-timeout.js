@@ -21,7 +21,7 @@
 // cut between `timeoutMs` and `timeoutMs` plus that period after its last
 // progress.
 
-// One piece of a body (shared-pieces.js): what a body that moves sends at
+// One piece of a body (lib/engine/copy/pieces.js): what a body that moves sends at
 // least, at a time.
 const PROGRESS_BYTES = 16 * 1024
 // A TLS 1.3 record's own bytes (header, content type, AEAD tag) and the

@@ -21,9 +21,8 @@
 // when sending it straight failed midway (the response is then destroyed):
 // whoever hands the body over reports that.
 
-const fs = require('node:fs')
 const { Readable } = require('node:stream')
-const { truncatedError } = require('../../engine')
+const { readAt, truncatedError } = require('../../engine')
 const { watchHangup } = require('./hangup')
 const { sendBody } = require('./send-body')
 
@@ -111,7 +110,7 @@ class FileBody extends Readable {
     }
     const chunk = Buffer.allocUnsafe(size)
     this.reading = true
-    fs.read(this.fd, chunk, 0, size, this.position, (err, bytesRead) => {
+    readAt(this.fd, chunk, this.position, (err, bytesRead) => {
       this.reading = false
       if (this.destroyed) return this.settleIfDone()
       if (err) return this.destroy(err)

@@ -1,9 +1,9 @@
 'use strict'
 
 // A body onto a response: by sendfile from a descriptor where the destination
-// is a plain socket, else copied in pieces (TLS, HTTP/2, a framework's stream);
-// a body from memory; a client hanging up meanwhile; and pipelined HTTP/1.1
-// requests answered one at a time.
+// is a plain socket, else by the engine's copy (TLS, HTTP/2, a framework's
+// stream); a body from memory; a client hanging up meanwhile; and pipelined
+// HTTP/1.1 requests answered one at a time.
 
 const { FileBody, bytesBody } = require('./file-body')
 const { turnOf, waitForTurn } = require('./one-at-a-time')

@@ -14,7 +14,7 @@
 // - anything else (the pure-JS fallback, TLS, a res whose write/end were replaced
 //   by middleware such as compression, an encoding or framing zcopy did not
 //   choose, HTTP/2): the response object itself, chunk by chunk
-//   (response-body.js), then res.end().
+//   (response-body.js, the engine's copy), then res.end().
 //   HTTP/2 does not use http2stream.respondWithFD: on Node 20 to 26 a client that
 //   cancels the stream or closes the connection while it runs crashes the
 //   process (SIGSEGV, Node's bug); no version has been shown safe.
@@ -31,8 +31,7 @@ const { watchHangup } = require('./hangup')
 const { readingHeldWhile } = require('./one-at-a-time')
 const { promiseOf } = require('../promise-of')
 const { copyToResponse, writeToResponse } = require('./response-body')
-const { PIECE_SIZE } = require('./shared-pieces')
-const { movesByZeroCopy, sendRange, setCork, socketFd } = require('../../engine')
+const { PIECE_SIZE, movesByZeroCopy, sendRange, setCork, socketFd } = require('../../engine')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 

@@ -31,6 +31,7 @@
 //   closed under them.
 
 const fs = require('node:fs')
+const { readAt } = require('../../engine')
 const { tick } = require('./dir-watches')
 const { onClose } = require('../on-close')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
@@ -220,7 +221,7 @@ class OpenFileCache {
     if (entry.evicted || size === 0 || !this.memory.reserve(size)) return
     entry.users++
     const bytes = Buffer.allocUnsafe(size)
-    fs.read(entry.fd, bytes, 0, size, 0, (err, read) => {
+    readAt(entry.fd, bytes, 0, (err, read) => {
       if (!err && read === size && !entry.evicted) entry.body = bytes
       else this.memory.free(size)
       this.release(entry)

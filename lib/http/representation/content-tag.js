@@ -15,7 +15,7 @@
 // record of that version, so a variant outliving its source's entry needs no
 // new hash. A body the cache keeps in memory, up to HASHED_AT_ONCE bytes, is
 // hashed in the call (~0.1 ms for 64 KiB); any other file is read from the
-// entry's descriptor HASH_CHUNK at a time by fs.read on the thread pool, each
+// entry's descriptor HASH_CHUNK at a time on the thread pool (the engine's readRange), each
 // chunk hashed on the loop (~0.25 ms), so a big file never holds the loop for
 // long (the compression process or threads would hash off the loop, but run
 // at the lowest CPU priority, where a request waiting for its tag would wait
@@ -28,6 +28,7 @@
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const { promisify } = require('node:util')
+const { readRange } = require('../../engine')
 const { memoryBody, sameFile } = require('../files')
 const { HttpError } = require('../http-error')
 
@@ -35,7 +36,6 @@ const HASHED_AT_ONCE = 64 * 1024
 const HASH_CHUNK = 128 * 1024
 const TAG_BYTES = 16
 
-const read = promisify(fs.read)
 const fstat = promisify(fs.fstat)
 
 const tagsByEntry = new WeakMap() // cache entry → its tag, or a Promise of it
@@ -112,17 +112,10 @@ class ContentTags {
   async hash (entry) {
     const { size } = entry.stat
     const hash = crypto.createHash('sha256')
-    const chunk = Buffer.allocUnsafe(Math.min(size, HASH_CHUNK))
     let unchanged = false
     this.cache.hold(entry) // its descriptor stays open while it is read
     try {
-      let done = 0
-      while (done < size) {
-        const { bytesRead } = await read(entry.fd, chunk, 0, Math.min(size - done, HASH_CHUNK), done)
-        if (bytesRead === 0) break
-        hash.update(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead))
-        done += bytesRead
-      }
+      const done = await readRange(entry.fd, 0, size, HASH_CHUNK, (bytes) => hash.update(bytes))
       unchanged = done === size && sameFile(await fstat(entry.fd), entry.stat)
     } finally {
       this.cache.release(entry)

@@ -1,10 +1,10 @@
 // The pool of read pieces shared by bodies copied through user space
-// (lib/http/delivery/piece-pool.js): bounded by a budget, waiters served as pieces come
+// (lib/engine/copy/piece-pool.js): bounded by a budget, waiters served as pieces come
 // back, spares reused and dropped once idle; and the budget's setting
-// (lib/http/delivery/copy-budget.js).
+// (lib/engine/copy/copy-budget.js).
 import { describe, expect, it } from 'vitest'
-import { PiecePool } from '../../lib/http/delivery/piece-pool.js'
-import { DEFAULT_BUDGET, copyBudget, parseBudget } from '../../lib/http/delivery/copy-budget.js'
+import { PiecePool } from '../../lib/engine/copy/piece-pool.js'
+import { DEFAULT_BUDGET, copyBudget, parseBudget } from '../../lib/engine/copy/copy-budget.js'
 
 describe('PiecePool', () => {
   it('gives at most the budget in pieces, then nothing until one comes back', async () => {

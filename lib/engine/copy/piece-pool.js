@@ -1,20 +1,20 @@
 'use strict'
 
-// The read buffers of bodies copied through user space (TLS, HTTP/2, the
-// pure-JS fallback, compression middleware; see response-body.js): pieces of one
-// size, shared by every response of the process.
+// The read buffers of copies through user space paced by a Flight (TLS,
+// HTTP/2, the pure-JS fallback; see range-copy.js): pieces of one size, shared
+// by every copy of the process.
 //
-// - A budget bounds the bytes all responses together hold read ahead: pieces
+// - A budget bounds the bytes all copies together hold read ahead: pieces
 //   taken and not given back yet (read, or handed to res.write and not written
 //   out). Past it, take() gives nothing and whenPiece() waits for one to come
-//   back: nothing fails, and the responses whose clients read get their pieces
+//   back: nothing fails, and the copies whose clients read get their pieces
 //   back first, so they go on first.
 // - Pieces given back are kept for the next reads (allocating a buffer per read
 //   is a churn of external memory that makes V8 collect without pause under load
 //   and leaves the heap fragmented), up to `keep`, and none once a whole `idleMs`
-//   went by without one taken, given back or let go, nor a response ending
+//   went by without one taken, given back or let go, nor a copy ending
 //   (touch()): a burst of clients leaves nothing behind. `onIdle`, when given,
-//   is called then, once per burst (response-body.js hands the C heap's free
+//   is called then, once per burst (pieces.js hands the C heap's free
 //   pages back to the system there).
 
 class PiecePool {
@@ -37,7 +37,7 @@ class PiecePool {
   }
 
   // True from a sweep that found nothing happening until the next piece taken,
-  // given back or let go, or response ended (touch()).
+  // given back or let go, or copy ended (touch()).
   get idle () {
     return this.sweeper === null
   }
@@ -63,7 +63,7 @@ class PiecePool {
     this.waiters.push(callback)
   }
 
-  // A wait given up (its response ended): the next piece back goes to the
+  // A wait given up (its copy ended): the next piece back goes to the
   // next waiter.
   cancelWait (callback) {
     const at = this.waiters.indexOf(callback)
@@ -87,7 +87,7 @@ class PiecePool {
     if (waiter !== undefined) waiter()
   }
 
-  // Something happened (a piece taken, back, let go; a response ended): the
+  // Something happened (a piece taken, back, let go; a copy ended): the
   // burst is not over.
   touch () {
     this.active = true

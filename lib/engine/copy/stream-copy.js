@@ -1,15 +1,14 @@
 'use strict'
 
-// The stream fallback: reads a byte range of a file into buffers and writes them to
-// any Writable, respecting backpressure. Same bytes as the zero-copy path, and the
-// same failure rule: the destination is destroyed when the copy cannot complete.
+// pipeFile's and sendRange's copy into any Writable (the stream fallback):
+// the copy loop (range-copy.js) paced by write()'s answer and 'drain', in
+// CHUNK_SIZE chunks, the last bytes handed on before it resolves. Same bytes as
+// the zero-copy path, and the same failure rule: the destination is destroyed
+// when the copy cannot complete.
 
-const fs = require('node:fs')
-const { promisify } = require('node:util')
-const { abortError, prematureCloseError, truncatedError } = require('./errors')
-const { openReader } = require('./stream-source')
-
-const read = promisify(fs.read)
+const { abortError, prematureCloseError } = require('../errors')
+const { openReader } = require('../stream-source')
+const { copy } = require('./range-copy')
 
 const CHUNK_SIZE = 256 * 1024
 
@@ -65,42 +64,40 @@ async function streamCopy (fd, start, length, destination, { signal, onProgress,
   if (length === 0 && head === null) return 0
   if (destination.destroyed || destination.writableEnded) throw prematureCloseError()
   let failure = null
-  const onError = (err) => { if (failure === null) failure = err }
+  // The copy stops on the caller's abort, the destination's error or close.
+  const stop = new AbortController()
+  const halt = () => stop.abort()
+  const onError = (err) => {
+    if (failure === null) failure = err
+    halt()
+  }
   destination.on('error', onError)
-  let done = 0
+  destination.once('close', halt)
+  if (signal) signal.addEventListener('abort', halt, { once: true })
+  if (signal && signal.aborted) halt()
   let reader = null
+  let bytes = 0
   try {
     if (head !== null) await writeChunk(destination, head, length === 0, signal)
+    let complete = true
     if (length === null) reader = await openReader(fd)
-    while (length === null || done < length) {
-      if (failure !== null) throw failure
-      if (signal && signal.aborted) throw abortError(signal)
-      if (destination.destroyed) throw prematureCloseError()
-      const chunk = reader !== null ? await reader.read(signal) : await readRange(fd, start + done, Math.min(CHUNK_SIZE, length - done))
-      if (chunk === null) break
-      if (failure !== null) throw failure
-      if (destination.destroyed) throw prematureCloseError()
-      done += chunk.length
-      await writeChunk(destination, chunk, done === length, signal)
-      if (onProgress) onProgress(done)
+    if (length !== 0) {
+      const source = reader !== null ? { reader } : { fd, start, length }
+      ;({ bytes, complete } = await copy(source, destination, { signal: stop.signal, chunkSize: CHUNK_SIZE, flushes: true, onProgress }))
     }
     if (failure !== null) throw failure
-    if (length !== null && done < length) throw truncatedError(start + done, length - done)
+    if (!complete) throw signal && signal.aborted ? abortError(signal) : prematureCloseError()
   } catch (err) {
+    const cancelled = err.code === 'ECANCELED' && destination.destroyed
     destination.destroy()
-    throw err
+    throw cancelled ? prematureCloseError() : err
   } finally {
+    destination.off('close', halt)
+    if (signal) signal.removeEventListener('abort', halt)
     if (reader !== null) await reader.close()
   }
   destination.off('error', onError)
-  return done
-}
-
-// `size` bytes of a regular file at `position` → a Buffer, or null at its end.
-async function readRange (fd, position, size) {
-  const { bytesRead, buffer } = await read(fd, Buffer.allocUnsafe(size), 0, size, position)
-  if (bytesRead === 0) return null
-  return bytesRead < size ? buffer.subarray(0, bytesRead) : buffer
+  return bytes
 }
 
 module.exports = { flushed, streamCopy }

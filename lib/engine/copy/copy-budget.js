@@ -1,7 +1,7 @@
 'use strict'
 
-// The process-wide budget for bytes read ahead of clients by bodies copied
-// through user space (piece-pool.js): ZCOPY_COPY_BUDGET, in bytes, or with a
+// The process-wide budget for bytes read ahead of clients by copies through
+// user space (piece-pool.js): ZCOPY_COPY_BUDGET, in bytes, or with a
 // unit (KiB, MiB, GiB, MB..., lib/size.js); 32 MiB by default, room for 2,048 stalled clients'
 // pieces at once. A value that is not a size is refused with a warning, once,
 // and the default kept: a server must not fail to start over it.

@@ -1,38 +1,38 @@
 'use strict'
 
-// The writes of one response body not yet called back, and how many more bytes
-// it may hand to the response now (response-body.js says why):
-// - what is handed to the response and not yet written out (res.writableLength)
+// The writes of one copy not yet called back, and how many more bytes it may
+// hand to its destination now (range-copy.js says why):
+// - what is handed to the destination and not yet written out (writableLength)
 //   stays under a window that starts at one piece, doubles each time every
 //   write so far called back once the client took RAMP bytes, up to
 //   MAX_WINDOW, and starts over at one piece when the writes out did not all
 //   call back within STALL_MS (the client stopped reading: stall());
 // - where the addon says how much the connection's send buffer takes now
-//   (socketRoom; HTTP/1.1, TLS or not), no more than that, once every write so
+//   (socketRoom, for a destination whose connection's socket the caller names,
+//   TLS or not), no more than that, once every write so
 //   far called back; less than a piece is read into a buffer of its own
 //   (`small`);
 // - over TLS, where the kernel's room is known, as much at once as it takes
-//   while few TLS bodies copy: at most their share of BATCH_BUDGET; otherwise
+//   while few TLS copies run: at most their share of BATCH_BUDGET; otherwise
 //   (`serial`) at most SERIAL_BATCH at a time, written a piece at a time, each
 //   from the last one's write callback (writeSerially).
 //
-// Everything is driven by callbacks made once per response: its owner's
+// Everything is driven by callbacks made once per copy: its owner's
 // `resume()`, called once every write so far called back after land() said to
 // wait, and `batchDone(written)`, once a batch went out. With a crowd of
 // clients, a promise, closure or timer per read or per write lives across a
 // wait, survives V8's young-generation collections, and makes V8 grow the
 // young generation, which stays committed once those clients stall.
 
-const http = require('node:http')
-const http2 = require('node:http2')
 const net = require('node:net')
 const tls = require('node:tls')
-const { pool, PIECE_SIZE } = require('./shared-pieces')
-const { socketRoom, transportFd } = require('../../engine')
+const { pool, PIECE_SIZE } = require('./pieces')
+const { socketRoom } = require('../addon-calls')
+const { transportFd } = require('../destination')
 
 const MAX_WINDOW = 256 * 1024
 const RAMP = 512 * 1024
-// A response whose writes did not all call back in this long has a client that
+// A copy whose writes did not all call back in this long has a client that
 // stopped reading (see stall()).
 const STALL_MS = 1000
 // Over TLS, pieces are read at most this many bytes at a time (less where the
@@ -74,10 +74,17 @@ const KERNEL_SHARE = 0.75
 const SMALL_STEP = 1024
 
 class Flight {
-  // `owner`: { resume(), batchDone(written) }.
-  constructor (res, hangup, owner) {
-    this.res = res
-    this.hangup = hangup
+  // `destination`: a Writable whose writes call back in order. `owner`: {
+  // resume(), batchDone(written) }. `signal`: aborted once nothing more is to
+  // be written. `socketOf`: () → the connection's socket (null while it has
+  // none yet), or null when no socket is to be looked at (a stream that is not
+  // one connection's: HTTP/2's). `onStall`: () → true when it dealt with a
+  // destination whose writes stopped calling back (it destroyed it), or null.
+  constructor (destination, { signal, socketOf, onStall }, owner) {
+    this.destination = destination
+    this.signal = signal
+    this.socketOf = socketOf
+    this.onStall = onStall
     this.owner = owner
     this.window = PIECE_SIZE
     this.writes = 0
@@ -87,7 +94,7 @@ class Flight {
     // budget when the client stalled.
     this.pending = []
     this.uncounted = 0
-    // Set by knowSocket(), once the response has its connection.
+    // Set by knowSocket(), once the destination has its connection.
     this.kernelRoom = null
     this.serial = false
     this.tls = false
@@ -125,27 +132,27 @@ class Flight {
   // at once into a buffer of that size, which the connection keeps (256 KiB
   // batches cost 600 KiB of RSS per stalled client, one piece at a time 130
   // KiB; two pieces at a time cost 113 KiB where one costs 90, on
-  // 1,000 clients). An HTTP/1.1 response queued behind another on its
-  // connection (keep-alive, pipelining) has no socket yet: it is looked at
-  // again on each nextSize() until it has one (what it writes until then
-  // waits in the response).
+  // 1,000 clients). A destination queued behind another on its connection
+  // (an HTTP/1.1 response behind a pipelined one) has no socket yet: it is
+  // looked at again on each nextSize() until it has one (what it writes until
+  // then waits in the destination).
   knowSocket () {
-    const { res } = this
-    if (!(res instanceof http.ServerResponse)) {
+    if (this.socketOf === null) {
       this.socketKnown = true
       return
     }
-    if (!res.socket) return
+    const socket = this.socketOf()
+    if (!socket) return
     this.socketKnown = true
-    this.kernelRoom = kernelRoomOf(res)
-    this.tls = res.socket instanceof tls.TLSSocket
+    this.kernelRoom = kernelRoomOf(socket)
+    this.tls = socket instanceof tls.TLSSocket
     this.serial = this.tls
     if (this.tls) tlsCopies++ // until close()
   }
 
   // Room for how many more bytes now.
   room () {
-    return this.window - this.res.writableLength
+    return this.window - this.destination.writableLength
   }
 
   // How many bytes to read or write next: the room left, in whole pieces, at
@@ -162,8 +169,8 @@ class Flight {
   nextSize (left) {
     this.small = false
     if (!this.socketKnown) this.knowSocket()
-    // Once every write called back nothing of this response waits: the whole
-    // window. (Bun's response keeps counting written bytes in writableLength,
+    // Once every write called back nothing of this copy waits: the whole
+    // window. (Bun's HTTP response keeps counting written bytes in writableLength,
     // and the copy would ask again and again for room that never comes.)
     const room = this.calledBack === this.writes ? this.window : this.room()
     if (room <= 0) return 0
@@ -211,7 +218,7 @@ class Flight {
     if (this.credit > 0) this.credit = Math.max(0, this.credit - bytes.length)
     this.writes++
     this.pending.push(piece)
-    this.res.write(bytes, this.written)
+    this.destination.write(bytes, this.written)
   }
 
   // Every write's callback: writes call back in order.
@@ -240,7 +247,7 @@ class Flight {
 
   // → true when every write so far called back (the window grown for `sent`,
   // the bytes written so far); false when some did not: the owner's resume()
-  // is called once they all did (not when the client goes: the hangup says so).
+  // is called once they all did (not when the copy is aborted: the signal says so).
   land (sent) {
     if (this.calledBack === this.writes) {
       this.grow(sent)
@@ -251,6 +258,12 @@ class Flight {
     this.landingSent = sent
     this.arm()
     return false
+  }
+
+  // → true: the copy may end once its last bytes were handed over (their
+  // writes call back as the client reads; the caller ends the destination).
+  flushed () {
+    return true
   }
 
   // Starts a wait for the writes out: the stall timer counts from now.
@@ -267,14 +280,9 @@ class Flight {
   // The writes out did not all call back within STALL_MS of the wait's start.
   timedOut () {
     if (!this.waiting) return
-    // An HTTP/2 stream closed under its body (the client's session went
-    // away gracefully) waits to flush what it holds into a window that
-    // never opens; Node 20.17 and 22.5 then never emit 'close', the writes
-    // never call back, and the session stays: the stream is destroyed.
-    if (this.res instanceof http2.Http2ServerResponse && this.res.stream.closed) {
-      this.res.destroy()
-      return
-    }
+    // The caller may know why the writes stopped, and end it (an HTTP/2
+    // stream closed under its body: lib/http/delivery/response-body.js).
+    if (this.onStall !== null && this.onStall()) return
     this.waiting = false
     this.stall()
     if (this.batch !== null) this.endBatch()
@@ -312,7 +320,7 @@ class Flight {
   // the batch once it is all written, or the client went away.
   writeNext () {
     const buffers = this.batch
-    while (this.batchWritten < this.batchBytes && this.batchNext < buffers.length && !this.hangup.gone) {
+    while (this.batchWritten < this.batchBytes && this.batchNext < buffers.length && !this.signal.aborted) {
       if (this.calledBack !== this.writes) return this.arm() // written() goes on
       const buffer = buffers[this.batchNext]
       const size = Math.min(buffer.length, this.batchBytes - this.batchWritten)
@@ -351,13 +359,12 @@ class Flight {
   }
 }
 
-// → () → the bytes the kernel takes now for `res`'s connection (socketRoom,
-// the addon's; `res` an HTTP/1.x response with its socket), or null when that
-// is not known: without the addon, or one that lacks socketRoom. (Over HTTP/2
-// each stream's flow control decides.)
-function kernelRoomOf (res) {
+// → () → the bytes the kernel takes now for `socket`'s connection (socketRoom,
+// the addon's), or null when that is not known: without the addon, one that
+// lacks socketRoom, or a socket that is not a net.Socket (a framework's
+// stand-in).
+function kernelRoomOf (socket) {
   if (socketRoom === null) return null
-  const socket = res.socket
   if (!(socket instanceof net.Socket)) return null
   return () => {
     const fd = transportFd(socket)

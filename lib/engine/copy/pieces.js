@@ -1,7 +1,7 @@
 'use strict'
 
-// The read buffers of every body copied through user space in this process
-// (response-body.js): one PiecePool of 16 KiB pieces (one TLS record), under
+// The read buffers of every copy paced by a Flight in this process
+// (range-copy.js): one PiecePool of 16 KiB pieces (one TLS record), under
 // the process's copy budget (ZCOPY_COPY_BUDGET, copy-budget.js).
 //
 // Once the pool saw a whole idle period, it lets its spares go and has the
@@ -13,7 +13,7 @@
 const { PerformanceObserver, constants: perfConstants } = require('node:perf_hooks')
 const { PiecePool } = require('./piece-pool')
 const { copyBudget } = require('./copy-budget')
-const { trimMemory } = require('../../engine')
+const { trimMemory } = require('../addon-calls')
 
 const PIECE_SIZE = 16 * 1024
 

@@ -1,0 +1,12 @@
+'use strict'
+
+// The copy through user space, the one loop that moves bytes where sendfile
+// does not (range-copy.js): for lib/http's bodies (copy), for pipeFile's and
+// sendRange's streams (streamCopy, flushed), and the size of the pieces it
+// reads a Flight's copies in.
+
+const { copy } = require('./range-copy')
+const { PIECE_SIZE } = require('./pieces')
+const { flushed, streamCopy } = require('./stream-copy')
+
+module.exports = { copy, flushed, streamCopy, PIECE_SIZE }
