@@ -2,7 +2,8 @@
 
 // The compressed-text servers (issue 48), shared by bench/http/compressed.js
 // (all of them, side by side) and bench/http/run.js's `compressed` case (zcopy
-// serve against nginx gzip_static and Caddy precompressed): the folders they
+// serve against nginx gzip_static, h2o file.send-compressed and Caddy
+// precompressed): the folders they
 // serve, how each one starts, and how a request asks as a browser does.
 //
 // Folders: `plain` holds the bundle alone (the servers that compress it
@@ -17,6 +18,7 @@ const os = require('node:os')
 const path = require('node:path')
 const zlib = require('node:zlib')
 const { makeBundle } = require('./bundle')
+const { startH2o } = require('./h2o')
 const { startNginx } = require('./nginx')
 
 const ACCEPT = 'gzip, deflate, br' // what every browser sends
@@ -109,6 +111,7 @@ const SERVERS = {
   sirv: { folder: 'siblings', start: (root, port) => startProcess(process.execPath, [NODE_SERVER, 'sirv', root, String(port)], port) },
   'nginx-gzip': { folder: 'plain', needs: ['nginx', ['-v']], start: (root, port) => startGzipNginx(root, port, 'on') },
   'nginx-gzip-static': { folder: 'siblings', needs: ['nginx', ['-v']], start: (root, port) => startGzipNginx(root, port, 'static') },
+  'h2o-send-compressed': { folder: 'siblings', needs: ['h2o', ['--version']], start: (root, port) => startH2o(root, port, 1, null, { sendCompressed: true }) },
   'caddy-encode': { folder: 'plain', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, 'encode') },
   'caddy-precompressed': { folder: 'siblings', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, 'precompressed') }
 }
