@@ -38,15 +38,16 @@
 // open-file cache, num-threads 1); Bun (bun.js, bun-server.js: Bun.serve with a
 // route per file, each a Bun.file Response, answered in Bun's native code, in
 // one process; the binary from the npm registry, pinned, fetched once into
-// node_modules/.cache).
+// node_modules/.cache); Caddy (caddy.js: file_server, no access log,
+// GOMAXPROCS=1).
 // --connections 1,16,256: each case at each count (a column per pair).
 // --tls: every server over TLS 1.3 with one self-signed certificate (tls.js);
 // no memory check.
 // The servers alternate: round 1 runs every kind once per case, then round 2…
 // --workers N: every core, as deployed. zcopy serve (the CLI, --workers N), sirv
-// in a node:cluster of N, nginx with worker_processes N, h2o with num-threads N
-// and Bun in N processes on the port (reusePort), loaded by wrk -tN (same
-// connections); no memory check. --workers 1 is the single-process CLI.
+// in a node:cluster of N, nginx with worker_processes N, h2o with num-threads N,
+// Bun in N processes on the port (reusePort) and Caddy with GOMAXPROCS=N,
+// loaded by wrk -tN (same connections); no memory check. --workers 1 is the single-process CLI.
 // --servers: only these (names as in the table; 'zcopy serve' is the CLI in one
 // process), each zcopy row then compared with each other server.
 // --bytes (wrk only): rank by MiB/s received (heads and bodies, whole or not)
@@ -63,6 +64,7 @@ const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { parseArgs } = require('node:util')
 const { BUN_VERSION, bunBinary, startBun } = require('./bun')
+const { caddyInstalled, caddyVersion, startCaddy } = require('./caddy')
 const { FILE_CASE_WARM_UP_SECONDS, selectCases, isCompressedCase, isFileCase, isRevalidateCase, prepareCase } = require('./cases')
 const { SERVERS: COMPRESSED_KINDS, runnable: compressedRunnable, untilCompressed } = require('./compressed-servers')
 const { cpuTime, perRequest } = require('./cpu')
@@ -153,7 +155,7 @@ function options () {
 }
 
 // The native peers: name in the tables → how it starts on a port it is told.
-const NATIVE = { nginx: startNginx, h2o: startH2o, Bun: startBun }
+const NATIVE = { nginx: startNginx, h2o: startH2o, Bun: startBun, Caddy: startCaddy }
 
 // → for each native peer, null when it can run here, else why not (Bun is
 // fetched here, once, when `wanted` names it).
@@ -161,7 +163,8 @@ function nativeAvailability (wanted) {
   return {
     nginx: nginxInstalled() ? null : 'not installed',
     h2o: h2oInstalled() ? null : 'not installed',
-    Bun: wanted.includes('Bun') ? (bunBinary().reason ?? null) : 'not asked for'
+    Bun: wanted.includes('Bun') ? (bunBinary().reason ?? null) : 'not asked for',
+    Caddy: caddyInstalled() ? null : 'not installed'
   }
 }
 
@@ -254,15 +257,24 @@ async function main () {
   const kinds = servers ?? (workers === null
     ? [...KINDS.filter((kind) => !FLOORS.includes(kind) && !OPT_IN.includes(kind)), ...natives, ...FLOORS]
     : [ZCOPY_SERVE, 'sirv', ...natives])
-  const h2o = (plain && kinds.includes('h2o')) || (selected.some(isCompressedCase) && compressedRunnable('h2o-send-compressed'))
-  console.log(machineLine([...(h2o ? [`h2o ${h2oVersion()}`] : []), ...(plain && kinds.includes('Bun') ? [`Bun ${BUN_VERSION}`] : [])]))
+  // Each peer's version, when it serves in this run.
+  const serving = (name, compressedName) => (plain && kinds.includes(name)) || (selected.some(isCompressedCase) && compressedName !== undefined && compressedRunnable(compressedName))
+  console.log(machineLine([
+    ...(serving('h2o', 'h2o-send-compressed') ? [`h2o ${h2oVersion()}`] : []),
+    ...(serving('Bun') ? [`Bun ${BUN_VERSION}`] : []),
+    ...(serving('Caddy', 'caddy-precompressed') ? [`Caddy ${caddyVersion()}`] : [])
+  ]))
   const cases = withoutWrk(withoutCompressed(selected, { casesGiven, tls, workers, servers }))
   if (cases.length === 0) return console.log('nothing to measure')
   const threads = workers ?? 1
   if (workers !== null) {
     console.log(`${workers} worker${workers > 1 ? 's' : ''} each: zcopy serve --workers ${workers} (the CLI), ` +
       `sirv ${workers > 1 ? `in a node:cluster of ${workers}` : 'in one process'}, nginx worker_processes ${workers}`)
-    const more = { h2o: `h2o num-threads ${workers}`, Bun: `Bun ${workers > 1 ? `in ${workers} processes on the port (reusePort)` : 'in one process'}` }
+    const more = {
+      h2o: `h2o num-threads ${workers}`,
+      Bun: `Bun ${workers > 1 ? `in ${workers} processes on the port (reusePort)` : 'in one process'}`,
+      Caddy: `Caddy GOMAXPROCS=${workers}`
+    }
     const others = natives.filter((name) => name in more && kinds.includes(name))
     if (others.length) console.log(`  and ${others.map((name) => more[name]).join(', ')}`)
   }
