@@ -34,8 +34,8 @@
 // another (wrk -t1 -c16 when installed, else autocannon). The native peers join
 // when they are there (else a note says why not): nginx, tuned as a production
 // static server (nginx.js: sendfile, tcp_nopush, open_file_cache, access_log
-// off, one worker); h2o tuned alike (h2o.js: no access log, ETags, its
-// open-file cache, num-threads 1); Bun (bun.js, bun-server.js: Bun.serve with a
+// off, one worker); h2o tuned alike (h2o.js: no access log, ETags,
+// num-threads 1; it has no lasting open-file cache to turn on); Bun (bun.js, bun-server.js: Bun.serve with a
 // route per file, each a Bun.file Response, answered in Bun's native code, in
 // one process; the binary from the npm registry, pinned, fetched once into
 // node_modules/.cache); Caddy (caddy.js: file_server, no access log,
