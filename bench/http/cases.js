@@ -1,13 +1,15 @@
 'use strict'
 
 // What the HTTP benchmark measures: one file of each size (4k … 100m), the
-// many-files cases (many-files.js), and (run.js only) `compressed`: a 212 KiB
-// JavaScript bundle asked for as a browser does (Accept-Encoding: gzip,
-// deflate, br), served by its own servers (compressed-servers.js). Selection
-// from --cases / --sizes, and the files each selected case needs.
+// many-files cases (many-files.js), and (run.js only) `revalidate-4k`: the
+// 4 KiB file asked for again with the validator each server gave it
+// (revalidate.js), and `compressed`: a 212 KiB JavaScript bundle asked for as a
+// browser does (Accept-Encoding: gzip, deflate, br), served by its own servers
+// (compressed-servers.js). Selection from --cases / --sizes, and the files each
+// selected case needs.
 
 const { randomBytes } = require('node:crypto')
-const { mkdirSync, writeFileSync } = require('node:fs')
+const { existsSync, mkdirSync, writeFileSync } = require('node:fs')
 const { join } = require('node:path')
 const { ACCEPT, BUNDLE, writeFolders } = require('./compressed-servers')
 const manyFiles = require('./many-files')
@@ -16,6 +18,7 @@ const SIZES = { '4k': 4 * 1024, '64k': 64 * 1024, '1m': 1024 * 1024, '100m': 100
 const GROUPS = { sizes: Object.keys(SIZES), files: Object.keys(manyFiles.CASES) }
 const ALL = [...GROUPS.sizes, ...GROUPS.files]
 const COMPRESSED = 'compressed'
+const REVALIDATE = 'revalidate-4k'
 
 function list (text) {
   return text.split(',').map((name) => name.trim()).filter(Boolean)
@@ -24,11 +27,11 @@ function list (text) {
 
 // --cases picks cases (default: all; `sizes` and `files` name the groups);
 // --sizes alone is the old option (those sizes only), and with --cases it
-// narrows the size cases. `compressed`: the caller (run.js) measures the
-// compressed case too (in `all` unless `sizes` alone is given).
+// narrows the size cases. `revalidate`, `compressed`: the caller (run.js)
+// measures those cases too (in `all` unless `sizes` alone is given).
 // → case names, in the canonical order.
-function selectCases ({ cases, sizes }, { compressed = false } = {}) {
-  const all = compressed ? [...ALL, COMPRESSED] : ALL
+function selectCases ({ cases, sizes }, { revalidate = false, compressed = false } = {}) {
+  const all = [...ALL, ...(revalidate ? [REVALIDATE] : []), ...(compressed ? [COMPRESSED] : [])]
   let chosen = cases === undefined ? (sizes === undefined ? all : list(sizes)) : list(cases)
   if (cases !== undefined && sizes !== undefined) {
     const keep = list(sizes)
@@ -43,6 +46,10 @@ function isFileCase (name) {
   return name in manyFiles.CASES
 }
 
+function isRevalidateCase (name) {
+  return name === REVALIDATE
+}
+
 function isCompressedCase (name) {
   return name === COMPRESSED
 }
@@ -53,6 +60,7 @@ function isCompressedCase (name) {
 const COMPRESSED_SERVERS = {
   'zcopy serve': 'zcopy-serve',
   'nginx gzip_static': 'nginx-gzip-static',
+  'h2o send-compressed': 'h2o-send-compressed',
   'Caddy precompressed': 'caddy-precompressed'
 }
 
@@ -73,7 +81,9 @@ function acceptScript (root) {
 
 // Creates what `name` requests under `root` → { path } (one file) or { script } (wrk
 // Lua), with `warmUpSeconds` when the case needs more than the default warm-up;
-// the compressed case: { path, script, folders: { plain, siblings }, servers }.
+// the revalidate case: { path, revalidate: true } (the 4k case's file, written
+// once for both); the compressed case: { path, script, folders: { plain,
+// siblings }, servers }.
 function prepareCase (root, name) {
   if (isFileCase(name)) return { script: manyFiles.prepare(root, name), warmUpSeconds: FILE_CASE_WARM_UP_SECONDS }
   if (isCompressedCase(name)) {
@@ -82,8 +92,13 @@ function prepareCase (root, name) {
     const { plain, siblings, size } = writeFolders(base)
     return { path: BUNDLE, script: acceptScript(root), size, folders: { plain, siblings }, servers: COMPRESSED_SERVERS, warmUpSeconds: FILE_CASE_WARM_UP_SECONDS }
   }
+  if (isRevalidateCase(name)) {
+    const file = join(root, '4k.bin')
+    if (!existsSync(file)) writeFileSync(file, randomBytes(SIZES['4k']))
+    return { path: '/4k.bin', revalidate: true }
+  }
   writeFileSync(join(root, `${name}.bin`), randomBytes(SIZES[name]))
   return { path: `/${name}.bin` }
 }
 
-module.exports = { COMPRESSED, COMPRESSED_SERVERS, FILE_CASE_WARM_UP_SECONDS, selectCases, isCompressedCase, isFileCase, prepareCase }
+module.exports = { COMPRESSED, COMPRESSED_SERVERS, FILE_CASE_WARM_UP_SECONDS, selectCases, isCompressedCase, isFileCase, isRevalidateCase, prepareCase }

@@ -2,7 +2,8 @@
 
 // The compressed-text servers (issue 48), shared by bench/http/compressed.js
 // (all of them, side by side) and bench/http/run.js's `compressed` case (zcopy
-// serve against nginx gzip_static and Caddy precompressed): the folders they
+// serve against nginx gzip_static, h2o file.send-compressed and Caddy
+// precompressed): the folders they
 // serve, how each one starts, and how a request asks as a browser does.
 //
 // Folders: `plain` holds the bundle alone (the servers that compress it
@@ -13,10 +14,11 @@ const { execFileSync, spawn } = require('node:child_process')
 const { once } = require('node:events')
 const fs = require('node:fs')
 const http = require('node:http')
-const os = require('node:os')
 const path = require('node:path')
 const zlib = require('node:zlib')
 const { makeBundle } = require('./bundle')
+const { startCaddy } = require('./caddy')
+const { startH2o } = require('./h2o')
 const { startNginx } = require('./nginx')
 
 const ACCEPT = 'gzip, deflate, br' // what every browser sends
@@ -46,18 +48,6 @@ function installed (command, versionArgs) {
   } catch {
     return false
   }
-}
-
-function caddyfile (root, port, mode) {
-  return `{
-  admin off
-  auto_https off
-}
-http://127.0.0.1:${port} {
-  root * ${root}
-  ${mode === 'encode' ? 'encode zstd gzip\n  file_server' : 'file_server {\n    precompressed br gzip\n  }'}
-}
-`
 }
 
 // → { pid, stop() } once `port` answers.
@@ -91,13 +81,6 @@ function startGzipNginx (root, port, gzip) {
   })
 }
 
-async function startCaddy (root, port, mode) {
-  const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-caddy-'))
-  fs.writeFileSync(path.join(prefix, 'Caddyfile'), caddyfile(root, port, mode))
-  const server = await startProcess('caddy', ['run', '--config', path.join(prefix, 'Caddyfile'), '--adapter', 'caddyfile'], port, { stdio: 'ignore', env: { ...process.env, HOME: prefix, XDG_DATA_HOME: prefix, XDG_CONFIG_HOME: prefix } })
-  return { pid: server.pid, stop: async () => { await server.stop(); fs.rmSync(prefix, { recursive: true, force: true }) } }
-}
-
 // name → { folder: 'plain' | 'siblings', needs?: [command, versionArgs],
 // start(root, port) → Promise<{ pid, stop() }>, variants?: true (zcopy: makes
 // its variant after the first request) }
@@ -109,8 +92,9 @@ const SERVERS = {
   sirv: { folder: 'siblings', start: (root, port) => startProcess(process.execPath, [NODE_SERVER, 'sirv', root, String(port)], port) },
   'nginx-gzip': { folder: 'plain', needs: ['nginx', ['-v']], start: (root, port) => startGzipNginx(root, port, 'on') },
   'nginx-gzip-static': { folder: 'siblings', needs: ['nginx', ['-v']], start: (root, port) => startGzipNginx(root, port, 'static') },
-  'caddy-encode': { folder: 'plain', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, 'encode') },
-  'caddy-precompressed': { folder: 'siblings', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, 'precompressed') }
+  'h2o-send-compressed': { folder: 'siblings', needs: ['h2o', ['--version']], start: (root, port) => startH2o(root, port, 1, null, { sendCompressed: true }) },
+  'caddy-encode': { folder: 'plain', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, null, null, { mode: 'encode' }) },
+  'caddy-precompressed': { folder: 'siblings', needs: ['caddy', ['version']], start: (root, port) => startCaddy(root, port, null, null, { mode: 'precompressed' }) }
 }
 
 // → whether server `name` can run here (its program is installed).

@@ -21,6 +21,7 @@
 //   sirv                 sirv { brotli, gzip } with prebuilt siblings
 //   nginx-gzip           nginx (tuned) gzip on, gzip_comp_level 6, no siblings
 //   nginx-gzip-static    nginx (tuned) gzip_static on, prebuilt .gz
+//   h2o-send-compressed  h2o (tuned as nginx, h2o.js) file.send-compressed, prebuilt siblings
 //   caddy-encode         Caddy file_server + encode zstd gzip, no siblings
 //   caddy-precompressed  Caddy file_server { precompressed br gzip }, prebuilt siblings
 // Prebuilt siblings: brotli 11 and gzip 9 (zlib), as a build step makes them.

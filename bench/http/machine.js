@@ -14,11 +14,12 @@ function cpuModel () {
   return os.cpus()[0]?.model ?? 'unknown CPU'
 }
 
-function machineLine () {
+// `peers`: more servers of the run with their versions (e.g. 'h2o 2.2.5').
+function machineLine (peers = []) {
   const date = new Date().toISOString().replace('T', ' ').slice(0, 16)
   const nginx = nginxVersion()
   return `machine: ${cpuModel()}, ${os.availableParallelism()} cores, ${os.type()} ${os.release()}; ` +
-    `Node ${process.version}${nginx ? `, nginx ${nginx}` : ''}; ${date} UTC`
+    `Node ${process.version}${nginx ? `, nginx ${nginx}` : ''}${peers.map((peer) => `, ${peer}`).join('')}; ${date} UTC`
 }
 
 module.exports = { machineLine }

@@ -6,11 +6,11 @@
 // zcopy serve --workers has, serving `root` on `port`: the native reference, at
 // its strongest. Every other server in the benchmark keeps its own defaults.
 
-const { spawn, spawnSync } = require('node:child_process')
-const { once } = require('node:events')
-const { mkdtempSync, rmSync, writeFileSync } = require('node:fs')
+const { spawnSync } = require('node:child_process')
+const { mkdtempSync, writeFileSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
+const { startProgram } = require('./program')
 
 // What the benchmarks say when nginx is not on the PATH.
 const NOT_INSTALLED = 'nginx is not installed (apt-get install nginx-light): it is the anchor of these benchmarks'
@@ -63,54 +63,12 @@ http {
 // here), with HTTP/2 beside HTTP/1.1 when `http2`. `http`: { types, directives }
 // for the http block, the MIME types (default: every file octet-stream) and
 // more directives (e.g. gzip's).
-async function startNginx (root, port, workers = 1, tls = null, { types = 'application/octet-stream bin;', directives = '' } = {}) {
+function startNginx (root, port, workers = 1, tls = null, { types = 'application/octet-stream bin;', directives = '' } = {}) {
   const prefix = mkdtempSync(join(tmpdir(), 'zcopy-nginx-'))
   writeFileSync(join(prefix, 'nginx.conf'), config(root, port, prefix, { workers, tls, types, directives }))
-  const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: 'inherit' })
-  const failure = await Promise.race([
-    waitForPort(port, child).then((ready) => ready ? null : new Error('nginx did not start listening within 5 s')),
-    startFailure(child)
-  ])
-  if (failure !== null) {
-    child.kill('SIGKILL')
-    rmSync(prefix, { recursive: true, force: true })
-    throw failure
-  }
-  return {
-    pid: child.pid,
-    async stop () {
-      child.kill('SIGQUIT')
-      await once(child, 'exit')
-      rmSync(prefix, { recursive: true, force: true })
-    }
-  }
-}
-
-// → a promise of the error that stops `child` before it listens: not installed
-// (spawn's ENOENT), or exited (a bad configuration, the port taken). Never
-// settles otherwise; 'error' is listened to so that it cannot go unhandled.
-function startFailure (child) {
-  return new Promise((resolve) => {
-    child.once('error', (err) => resolve(err.code === 'ENOENT' ? new Error(NOT_INSTALLED) : err))
-    child.once('exit', (code, signal) => resolve(new Error(`nginx exited before listening (${signal ?? `exit code ${code}`})`)))
+  return startProgram({
+    command: 'nginx', args: ['-p', prefix, '-c', join(prefix, 'nginx.conf')], port, prefix, notInstalled: NOT_INSTALLED, stopSignal: 'SIGQUIT'
   })
-}
-
-// → whether `port` accepts a connection within 5 s; false at once when `child`
-// has ended (startFailure says why).
-async function waitForPort (port, child) {
-  const net = require('node:net')
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (child.exitCode !== null || child.signalCode !== null) return false
-    const connected = await new Promise((resolve) => {
-      const socket = net.connect(port, '127.0.0.1')
-      socket.once('connect', () => { socket.destroy(); resolve(true) })
-      socket.once('error', () => resolve(false))
-    })
-    if (connected) return true
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return false
 }
 
 module.exports = { NOT_INSTALLED, nginxInstalled, nginxVersion, startNginx }

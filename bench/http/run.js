@@ -3,7 +3,7 @@
 // HTTP benchmark: the same files from zcopy and its peers, side by side in one run
 // (this machine is noisy: compare ratios, not absolute figures).
 //
-//   node bench/http/run.js [--seconds 5] [--rounds 3] [--cases 4k,64k,1m,100m,files-100,files-5000,files-5000-zipf,compressed]
+//   node bench/http/run.js [--seconds 5] [--rounds 3] [--cases 4k,64k,1m,100m,files-100,files-5000,files-5000-zipf,revalidate-4k,compressed]
 //                          [--sizes 4k,64k,1m,100m] [--connections 16] [--tls] [--no-memory] [--workers N]
 //                          [--servers 'zcopy serve,zcopy (node:http),nginx'] [--warm-up SECONDS] [--bytes]
 //
@@ -12,12 +12,17 @@
 // in subdirectories, requested uniformly at random, files-5000-zipf the 5000 with
 // Zipf-like popularity (wrk Lua script; skipped under autocannon). --sizes alone
 // selects those sizes only, as before; with --cases it narrows the sizes.
+// revalidate-4k: the 4 KiB file asked for with If-None-Match set to the ETag
+// each server gave it in one plain GET before the run (revalidate.js; wrk Lua,
+// skipped under autocannon), so that every answer is a 304; one request checks
+// that it is, and a cell says so when it is not (a server without ETags is
+// sent its Last-Modified in If-Modified-Since, as a browser does; Bun's is).
 // compressed: a 212 KiB JavaScript bundle asked for with a browser's
 // Accept-Encoding (gzip, deflate, br), served by its own set of servers (those
 // of compressed.js, compressed-servers.js): zcopy serve with its defaults
-// (compress on) on a folder without .br/.gz siblings, against nginx gzip_static
-// and Caddy precompressed with siblings built beforehand (each skipped with a
-// note when missing); zcopy serve is warmed up until its variant is made. It
+// (compress on) on a folder without .br/.gz siblings, against nginx gzip_static,
+// h2o file.send-compressed and Caddy precompressed with siblings built
+// beforehand (each skipped with a note when missing); zcopy serve is warmed up until its variant is made. It
 // has a table of its own; it needs wrk (the header is set by a Lua script) and
 // runs neither with --tls nor --workers, nor with --servers unless --cases
 // names it.
@@ -26,15 +31,23 @@
 // round, warmed up for 1 s (3 s for the many-files cases; --warm-up sets it for
 // every case: a fresh zcopy looks each of 5,000 files up on its first request,
 // so a longer warm-up measures its steady state instead); the load comes from
-// another (wrk -t1 -c16 when installed, else autocannon). nginx, tuned as a
-// production static server (nginx.js), joins when it is installed.
+// another (wrk -t1 -c16 when installed, else autocannon). The native peers join
+// when they are there (else a note says why not): nginx, tuned as a production
+// static server (nginx.js: sendfile, tcp_nopush, open_file_cache, access_log
+// off, one worker); h2o tuned alike (h2o.js: no access log, ETags,
+// num-threads 1; it has no lasting open-file cache to turn on); Bun (bun.js, bun-server.js: Bun.serve with a
+// route per file, each a Bun.file Response, answered in Bun's native code, in
+// one process; the binary from the npm registry, pinned, fetched once into
+// node_modules/.cache); Caddy (caddy.js: file_server, no access log,
+// GOMAXPROCS=1).
 // --connections 1,16,256: each case at each count (a column per pair).
 // --tls: every server over TLS 1.3 with one self-signed certificate (tls.js);
 // no memory check.
 // The servers alternate: round 1 runs every kind once per case, then round 2…
 // --workers N: every core, as deployed. zcopy serve (the CLI, --workers N), sirv
-// in a node:cluster of N and nginx with worker_processes N, loaded by wrk -tN
-// (same connections); no memory check. --workers 1 is the single-process CLI.
+// in a node:cluster of N, nginx with worker_processes N, h2o with num-threads N,
+// Bun in N processes on the port (reusePort) and Caddy with GOMAXPROCS=N,
+// loaded by wrk -tN (same connections); no memory check. --workers 1 is the single-process CLI.
 // --servers: only these (names as in the table; 'zcopy serve' is the CLI in one
 // process), each zcopy row then compared with each other server.
 // --bytes (wrk only): rank by MiB/s received (heads and bodies, whole or not)
@@ -50,15 +63,19 @@ const { mkdtempSync, rmSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { parseArgs } = require('node:util')
-const { FILE_CASE_WARM_UP_SECONDS, selectCases, isCompressedCase, isFileCase, prepareCase } = require('./cases')
+const { BUN_VERSION, bunBinary, startBun } = require('./bun')
+const { caddyInstalled, caddyVersion, startCaddy } = require('./caddy')
+const { FILE_CASE_WARM_UP_SECONDS, selectCases, isCompressedCase, isFileCase, isRevalidateCase, prepareCase } = require('./cases')
 const { SERVERS: COMPRESSED_KINDS, runnable: compressedRunnable, untilCompressed } = require('./compressed-servers')
 const { cpuTime, perRequest } = require('./cpu')
 const { freePort } = require('./free-port')
+const { h2oInstalled, h2oVersion, startH2o } = require('./h2o')
 const { measure, loadTool, wrkInstalled } = require('./load')
 const { machineLine } = require('./machine')
 const { makeCertificate } = require('./tls')
 const { measureMemory } = require('./memory')
 const { nginxInstalled, startNginx } = require('./nginx')
+const { prepareRevalidation } = require('./revalidate')
 const { KINDS, FLOORS, OPT_IN, startServer } = require('./server')
 const { formatNumber } = require('./stats')
 const { BYTES, REQUESTS, printTables, formatCpu, ZCOPY } = require('./table')
@@ -96,7 +113,7 @@ function options () {
       }
     }))
     values.casesGiven = values.cases !== undefined
-    values.cases = selectCases(values, { compressed: true })
+    values.cases = selectCases(values, { revalidate: true, compressed: true })
   } catch (err) {
     usage(err.message)
   }
@@ -137,8 +154,22 @@ function options () {
   }
 }
 
-// → { port, pid, stop() } for a Node server kind, zcopy serve or nginx, on
-// `workers` processes; `tls`: { cert, key } (paths) or null.
+// The native peers: name in the tables → how it starts on a port it is told.
+const NATIVE = { nginx: startNginx, h2o: startH2o, Bun: startBun, Caddy: startCaddy }
+
+// → for each native peer, null when it can run here, else why not (Bun is
+// fetched here, once, when `wanted` names it).
+function nativeAvailability (wanted) {
+  return {
+    nginx: nginxInstalled() ? null : 'not installed',
+    h2o: h2oInstalled() ? null : 'not installed',
+    Bun: wanted.includes('Bun') ? (bunBinary().reason ?? null) : 'not asked for',
+    Caddy: caddyInstalled() ? null : 'not installed'
+  }
+}
+
+// → { port, pid, stop() } for a Node server kind, zcopy serve or a native peer,
+// on `workers` processes; `tls`: { cert, key } (paths) or null.
 async function start (kind, root, workers, tls, target) {
   if (target.servers !== undefined) { // the compressed case's own servers
     const name = target.servers[kind]
@@ -146,10 +177,10 @@ async function start (kind, root, workers, tls, target) {
     const server = await COMPRESSED_KINDS[name].start(target.folders[COMPRESSED_KINDS[name].folder], port)
     return { port, pid: server.pid, stop: () => server.stop(), name }
   }
-  if (kind === 'nginx') {
+  if (kind in NATIVE) {
     const port = await freePort()
-    const nginx = await startNginx(root, port, workers, tls)
-    return { port, pid: nginx.pid, stop: () => nginx.stop() }
+    const server = await NATIVE[kind](root, port, workers, tls)
+    return { port, pid: server.pid, stop: () => server.stop() }
   }
   if (kind === ZCOPY_SERVE) return startZcopyServe(root, workers, { tls })
   return startServer(kind, root, { workers, tls })
@@ -158,7 +189,7 @@ async function start (kind, root, workers, tls, target) {
 // → the cases to run, after dropping the many-files ones and the compressed one
 // when wrk is missing.
 function withoutWrk (cases) {
-  const needWrk = (name) => isFileCase(name) || isCompressedCase(name)
+  const needWrk = (name) => isFileCase(name) || isCompressedCase(name) || isRevalidateCase(name)
   if (wrkInstalled || !cases.some(needWrk)) return cases
   console.log(`no wrk: ${cases.filter(needWrk).join(', ')} skipped (they need a wrk Lua script)`)
   return cases.filter((name) => !needWrk(name))
@@ -188,7 +219,9 @@ async function runOnce (kind, root, target, { seconds, warmUp, workers, connecti
   const server = await start(kind, root, workers, tls, target)
   try {
     const url = `${tls ? 'https' : 'http'}://127.0.0.1:${server.port}${target.path ?? '/'}`
-    const load = (duration) => measure(url, { threads: workers, connections, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)] })
+    // The revalidate case: this server's own validator, sent with every request.
+    const { script, note } = target.revalidate ? await prepareRevalidation(url, join(root, 'revalidate.lua')) : { script: target.script, note: null }
+    const load = (duration) => measure(url, { threads: workers, connections, seconds: duration, script, args: [randomInt(1, 2 ** 31)] })
     // The compressed case: zcopy's variant made first (its first answer is the
     // file itself); what a browser gets is reported.
     const made = server.name === undefined ? null : await untilCompressed(server.name, server.port)
@@ -201,6 +234,7 @@ async function runOnce (kind, root, target, { seconds, warmUp, workers, connecti
       cpu: perRequest(before, cpuTime(server.pid), count),
       clientCpu: result.cpu && perRequest({ user: 0, system: 0 }, result.cpu, count),
       errors: result.errors,
+      note,
       body: made && { encoding: made.answer.encoding, bytes: made.answer.bytes, readyMs: made.readyMs }
     }
   } finally {
@@ -210,27 +244,50 @@ async function runOnce (kind, root, target, { seconds, warmUp, workers, connecti
 
 async function main () {
   const { cases: selected, casesGiven, seconds, rounds, warmUp, connections, tls, memory, workers, servers, unit } = options()
-  const nginx = nginxInstalled()
-  const known = [...KINDS, ZCOPY_SERVE, 'nginx']
+  const known = [...KINDS, ZCOPY_SERVE, ...Object.keys(NATIVE)]
   const unknown = (servers ?? []).filter((name) => !known.includes(name))
   if (unknown.length) usage(`--servers: unknown ${unknown.map((n) => `'${n}'`).join(', ')}; known: ${known.join(', ')}`)
-  if (servers && servers.includes('nginx') && !nginx) usage('--servers names nginx, which is not installed')
-  console.log(machineLine())
+  // The native peers by these names run in the plain cases only (the compressed
+  // case has servers of its own): Bun is not fetched for a compressed run.
+  const plain = selected.some((name) => !isCompressedCase(name))
+  const why = nativeAvailability(plain ? servers ?? Object.keys(NATIVE) : [])
+  const natives = Object.keys(NATIVE).filter((name) => why[name] === null)
+  const missing = (servers ?? Object.keys(NATIVE)).filter((name) => name in NATIVE && why[name] !== null)
+  if (servers && plain && missing.length) usage(`--servers names ${missing.map((name) => `${name}, which is ${name === 'Bun' ? `not there (${why.Bun})` : 'not installed'}`).join('; ')}`)
+  const kinds = servers ?? (workers === null
+    ? [...KINDS.filter((kind) => !FLOORS.includes(kind) && !OPT_IN.includes(kind)), ...natives, ...FLOORS]
+    : [ZCOPY_SERVE, 'sirv', ...natives])
+  // Each peer's version, when it serves in this run.
+  const serving = (name, compressedName) => (plain && kinds.includes(name)) || (selected.some(isCompressedCase) && compressedName !== undefined && compressedRunnable(compressedName))
+  console.log(machineLine([
+    ...(serving('h2o', 'h2o-send-compressed') ? [`h2o ${h2oVersion()}`] : []),
+    ...(serving('Bun') ? [`Bun ${BUN_VERSION}`] : []),
+    ...(serving('Caddy', 'caddy-precompressed') ? [`Caddy ${caddyVersion()}`] : [])
+  ]))
   const cases = withoutWrk(withoutCompressed(selected, { casesGiven, tls, workers, servers }))
   if (cases.length === 0) return console.log('nothing to measure')
-  const kinds = servers ?? (workers === null
-    ? [...KINDS.filter((kind) => !FLOORS.includes(kind) && !OPT_IN.includes(kind)), ...(nginx ? ['nginx'] : []), ...FLOORS]
-    : [ZCOPY_SERVE, 'sirv', ...(nginx ? ['nginx'] : [])])
   const threads = workers ?? 1
   if (workers !== null) {
     console.log(`${workers} worker${workers > 1 ? 's' : ''} each: zcopy serve --workers ${workers} (the CLI), ` +
       `sirv ${workers > 1 ? `in a node:cluster of ${workers}` : 'in one process'}, nginx worker_processes ${workers}`)
+    const more = {
+      h2o: `h2o num-threads ${workers}`,
+      Bun: `Bun ${workers > 1 ? `in ${workers} processes on the port (reusePort)` : 'in one process'}`,
+      Caddy: `Caddy GOMAXPROCS=${workers}`
+    }
+    const others = natives.filter((name) => name in more && kinds.includes(name))
+    if (others.length) console.log(`  and ${others.map((name) => more[name]).join(', ')}`)
   }
   const connectionsText = connections.length > 1 ? `-c${connections.join('/')}` : `-c${connections[0]}`
   console.log(`load: ${loadTool}${loadTool === 'wrk' ? ` -t${threads}` : threads > 1 ? ` -w ${threads}` : ''} ${connectionsText}` +
     `${tls ? ' over TLS 1.3 (one self-signed P-256 certificate)' : ''}, ${seconds}s per run after a ${warmUp ?? WARM_UP_SECONDS}s warm-up` +
     `${warmUp === null && cases.some(isFileCase) ? ` (${FILE_CASE_WARM_UP_SECONDS}s for the many-files cases)` : ''}, ` +
-    `${rounds} round${rounds > 1 ? 's' : ''}, a fresh server per run, the servers alternating` + (nginx ? '' : '; nginx not installed: skipped'))
+    `${rounds} round${rounds > 1 ? 's' : ''}, a fresh server per run, the servers alternating` +
+    (plain ? missing : []).map((name) => `; ${name} ${name === 'Bun' ? `not there (${why.Bun})` : 'not installed'}: skipped`).join(''))
+  if (cases.some(isRevalidateCase)) {
+    console.log('revalidate-4k: the 4 KiB file with If-None-Match set to the ETag each server gave it (If-Modified-Since with ' +
+      'its Last-Modified where it gives no ETag, as a browser does), every answer a 304; a cell says when it is not')
+  }
   // One column per case and connection count.
   const columns = cases.flatMap((name) => connections.map((count) => ({ name, connections: count, label: connections.length > 1 ? `${name} c${count}` : name })))
   const root = mkdtempSync(join(tmpdir(), 'zcopy-bench-http-'))
@@ -261,6 +318,7 @@ async function main () {
           console.log(`round ${round}/${rounds}  ${label.padEnd(labelWidth)}  ${kind.padEnd(kindWidth)}  ` +
             `${formatNumber(rate).padStart(8)} ${unit.rate}${cpu ? `  ${formatCpu(cpu)} µs CPU/${unit.per}` : ''}` +
             `${clientCpu ? `, ${loadTool} ${formatNumber(clientCpu.user + clientCpu.system)}` : ''}${errors ? `  (${errors} errors)` : ''}` +
+            `${result.note ? `  (${result.note})` : ''}` +
             `${body ? `  [${body.encoding} ${body.bytes} B${targets[name].servers[kind] === 'zcopy-serve' ? `, variant after ${body.readyMs} ms` : ''}]` : ''}`)
         }
       }

@@ -8,7 +8,8 @@
 // server).
 //
 // results: case → kind → [{ rate, cpu: { user, system } | null,
-// clientCpu: { user, system } | null, errors }] (one per round); `rate` and the
+// clientCpu: { user, system } | null, errors, note? }] (one per round; `note`
+// is shown in the cell); `rate` and the
 // CPU in `unit` ({ rate: 'req/s', per: 'request' }, or MiB received).
 
 const { medianBy, formatNumber, formatSpread, formatRatios } = require('./stats')
@@ -53,7 +54,9 @@ function printTables (table, zcopys, unit = REQUESTS) {
   const cell = (name, kind) => {
     const failed = runs(name, kind).some((run) => run.errors > 0)
     errors ||= failed
-    return formatSpread(runs(name, kind).map((run) => run.rate)) + (failed ? ' *' : '')
+    // What a run says of the answers themselves (revalidate.js: not a 304).
+    const notes = [...new Set(runs(name, kind).map((run) => run.note).filter(Boolean))]
+    return formatSpread(runs(name, kind).map((run) => run.rate)) + (failed ? ' *' : '') + (notes.length ? ` (${notes.join('; ')})` : '')
   }
 
   const spread = rounds > 1 ? `median (min–max) of ${rounds} rounds` : '1 round'
