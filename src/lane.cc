@@ -6,7 +6,6 @@
 #include <netinet/tcp.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <uv.h>
 
@@ -41,7 +40,7 @@ int64_t NowMs(uv_loop_t* loop) {
   return static_cast<int64_t>(uv_now(loop));
 }
 
-int64_t Ns(const struct timespec& time) {
+int64_t Ns(const uv_timespec_t& time) {
   return static_cast<int64_t>(time.tv_sec) * 1000000000 + static_cast<int64_t>(time.tv_nsec);
 }
 
@@ -346,8 +345,8 @@ class LaneCore {
     if (!row->has_file) return row;
     const int64_t now = NowMs(loop);
     if (now - row->checked_ms < kRevalidateMs) return row;
-    struct stat st {};
-    if (::fstat(row->file.Get(), &st) != 0 || !(Stat(st) == row->stat)) {
+    RowStat now_stat;
+    if (StatOf(row->file.Get(), &now_stat) != 0 || !(now_stat == row->stat)) {
       table.Forget(row->id);  // JavaScript answers, and registers the new answer
       return nullptr;
     }
@@ -355,14 +354,20 @@ class LaneCore {
     return row;
   }
 
-  static RowStat Stat(const struct stat& st) {
-    RowStat out;
-    out.dev = st.st_dev;
-    out.ino = st.st_ino;
-    out.size = st.st_size;
-    out.mtime_ns = Ns(st.st_mtim);
-    out.ctime_ns = Ns(st.st_ctim);
-    return out;
+  // fstat through libuv, not glibc's fstat (file_stat.h says why): 0, or
+  // the errno value (positive) of the failure.
+  static int StatOf(int fd, RowStat* out) {
+    uv_fs_t req;
+    const int rc = uv_fs_fstat(nullptr, &req, fd, nullptr);
+    if (rc == 0) {
+      out->dev = req.statbuf.st_dev;
+      out->ino = req.statbuf.st_ino;
+      out->size = static_cast<int64_t>(req.statbuf.st_size);
+      out->mtime_ns = Ns(req.statbuf.st_mtim);
+      out->ctime_ns = Ns(req.statbuf.st_ctim);
+    }
+    uv_fs_req_cleanup(&req);
+    return rc < 0 ? -rc : 0;
   }
 
   const std::string& DateLine() {
@@ -436,8 +441,7 @@ class LaneCore {
     }
     conn->writing = false;
     conn->row = nullptr;
-    conn->out.clear();
-    conn->out.shrink_to_fit();
+    std::string().swap(conn->out);  // its memory too (shrink_to_fit needs a newer libstdc++)
     conn->last_ms = NowMs(loop);
     if (conn->close_after) {
       ::shutdown(conn->fd.Get(), SHUT_WR);
@@ -695,7 +699,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
       spans[i].length = static_cast<uint32_t>(text.size());
       bytes += text;
     }
-    auto row = std::make_shared<AnswerRow>();
+    RowPtr row = RowPtr::Make();
     row->key = AnswerKey(method == "GET" ? RequestMethod::kGet : RequestMethod::kHead, bytes.data(), spans[0], spans[1],
                          spans[2]);
     Napi::Buffer<char> head = info[4].As<Napi::Buffer<char>>();
@@ -716,13 +720,12 @@ class Lane : public Napi::ObjectWrap<Lane> {
       }
       row->file = UniqueFd(copy);
       row->has_file = true;
-      struct stat st {};
-      if (::fstat(copy, &st) != 0) {
-        napi_value error = SystemError(env, errno, "fstat");
+      const int stat_error = LaneCore::StatOf(copy, &row->stat);
+      if (stat_error != 0) {
+        napi_value error = SystemError(env, stat_error, "fstat");
         if (error != nullptr) napi_throw(env, error);
         return env.Undefined();
       }
-      row->stat = LaneCore::Stat(st);
       row->file_size = file.Get("size").ToNumber().Int64Value();
       // The answer JavaScript gave was for this size: a file that changed
       // since (the stat differs from the one passed) is never registered.
@@ -762,7 +765,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
   // not swept from the open-file cache as unused).
   Napi::Value TakeHits(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    std::vector<uint32_t> ids;
+    RowIds ids;
     if (core_ != nullptr) ids = core_->table.TakeHits();
     Napi::Array out = Napi::Array::New(env, ids.size());
     for (size_t i = 0; i < ids.size(); i++) out.Set(static_cast<uint32_t>(i), Napi::Number::New(env, ids[i]));

@@ -34,7 +34,7 @@ uint32_t AnswerTable::Add(RowPtr row) {
   if (next_id_ == 0) next_id_ = 1;
   row->id = id;
   by_id_[id] = row;
-  by_key_[row->key] = std::move(row);
+  by_key_[row->key] = row;
   return id;
 }
 
@@ -52,8 +52,8 @@ void AnswerTable::Clear() {
   by_id_.clear();
 }
 
-std::vector<uint32_t> AnswerTable::TakeHits() {
-  std::vector<uint32_t> ids;
+RowIds AnswerTable::TakeHits() {
+  RowIds ids;
   for (auto& entry : by_id_) {
     if (!entry.second->hit) continue;
     entry.second->hit = false;

@@ -7,12 +7,14 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "plain_allocator.h"
 #include "request_head.h"
 #include "unique_fd.h"
 
@@ -50,9 +52,50 @@ struct AnswerRow {
   bool has_file = false;
   bool gone = false;  // forgotten while a response was still using it
   bool hit = false;   // answered a request since the last TakeHits()
+  uint32_t refs = 0;  // RowPtrs to it (the table's and responses' in flight)
 };
 
-using RowPtr = std::shared_ptr<AnswerRow>;
+// A counted reference to a row. The lane runs on its event loop's thread
+// alone, so the count is a plain integer: std::shared_ptr's atomic count reads
+// glibc's __libc_single_threaded (GLIBC_2.32), above the prebuilds' floor
+// (scripts/elf.js).
+class RowPtr {
+ public:
+  RowPtr() = default;
+  RowPtr(std::nullptr_t) {}  // NOLINT: as shared_ptr converts from nullptr
+  RowPtr(const RowPtr& other) : row_(other.row_) { Hold(); }
+  RowPtr(RowPtr&& other) noexcept : row_(other.row_) { other.row_ = nullptr; }
+  RowPtr& operator=(RowPtr other) noexcept {
+    std::swap(row_, other.row_);
+    return *this;
+  }
+  ~RowPtr() { Release(); }
+
+  // A new row, held by the RowPtr returned.
+  static RowPtr Make() {
+    RowPtr made;
+    made.row_ = new AnswerRow();
+    made.Hold();
+    return made;
+  }
+
+  AnswerRow* operator->() const { return row_; }
+  AnswerRow& operator*() const { return *row_; }
+  bool operator==(std::nullptr_t) const { return row_ == nullptr; }
+  bool operator!=(std::nullptr_t) const { return row_ != nullptr; }
+
+ private:
+  void Hold() {
+    if (row_ != nullptr) row_->refs++;
+  }
+  void Release() {
+    if (row_ != nullptr && --row_->refs == 0) delete row_;
+    row_ = nullptr;
+  }
+
+  AnswerRow* row_ = nullptr;
+};
+using RowIds = std::vector<uint32_t, PlainAllocator<uint32_t>>;
 
 // The key of a request, from the buffer it was parsed from.
 std::string AnswerKey(RequestMethod method, const char* data, const HeadSpan& target, const HeadSpan& host,
@@ -71,12 +114,15 @@ class AnswerTable {
     return found == by_id_.end() ? nullptr : found->second;
   }
   // The rows that answered since the last call, their marks cleared.
-  std::vector<uint32_t> TakeHits();
+  RowIds TakeHits();
   size_t Size() const { return by_key_.size(); }
 
  private:
-  std::unordered_map<std::string, RowPtr> by_key_;
-  std::unordered_map<uint32_t, RowPtr> by_id_;
+  template <typename Key>
+  using RowsBy =
+      std::unordered_map<Key, RowPtr, std::hash<Key>, std::equal_to<Key>, PlainAllocator<std::pair<const Key, RowPtr>>>;
+  RowsBy<std::string> by_key_;
+  RowsBy<uint32_t> by_id_;
   uint32_t next_id_ = 1;
 };
 
