@@ -58,9 +58,10 @@ describe('the tarball', () => {
     expect(Object.keys(manifest.dependencies)).not.toContain('node-gyp')
     expect(files.filter((f) => /^(build|test|bench|\.github|\.ci)\//.test(f))).toEqual([])
     // The tarball's size (docs/install.md has today's figure): the four prebuilt
-    // binaries about 900 KiB unpacked of it, the library, sources and docs the
-    // rest. Room for the docs to grow, not for a stray fixture or build tree.
-    expect(installed.size).toBeLessThan(768 * 1024)
+    // binaries about 1.2 MB unpacked of it (the native lane made each 60–90 kB
+    // larger), the library, sources and docs the rest. Room for the docs to
+    // grow, not for a stray fixture or build tree (a build/ alone is megabytes).
+    expect(installed.size).toBeLessThan(1024 * 1024)
   })
 })
 
