@@ -25,8 +25,8 @@
 // - An entry whose file turns out shorter than its stat during a transfer is
 //   dropped at once (see truncated()).
 // - Descriptors close when evicted (least recently used beyond `max`, idle for a
-//   sweep period, or stale), and all of them, with the root directories, on clear()
-//   (a server's 'close').
+//   sweep period, or stale), and all, with the roots, on clear() (a server's 'close');
+//   whenDropped() tells a holder elsewhere (the native lane's rows) of an eviction.
 // - Responses hold an entry between take() or acquire() and release(); it is never
 //   closed under them.
 
@@ -41,17 +41,15 @@ const { RememberedPaths } = require('./remembered-paths')
 const { kindOf, sameFile, statOf } = require('./stat')
 
 const SWEEP_INTERVAL_MS = 10_000
-// How old an entry's proof that its descriptor still has the stat it was opened
-// with may be, for requests that take it with no stat of their own (remembered
-// paths). nginx's open_file_cache_valid is 60 s; an fstat of an open descriptor
-// costs ~2 us from JavaScript, so once a second per file is nothing.
+// How old the proof that an entry's descriptor still has the stat it was opened
+// with may be, for requests with no stat of their own (remembered paths). nginx's
+// open_file_cache_valid is 60 s; an fstat costs ~2 us, once a second per file.
 const CHECK_INTERVAL_MS = 1000
 const MAX_ROOTS = 64
 
 class OpenFileCache {
-  // `sweepIntervalMs`: an entry unused for one to two periods is closed.
-  // `memory`: the MemoryBudget small, hot files are kept in memory within
-  // (shared with the compressed variants; none by default).
+  // `sweepIntervalMs`: an entry unused for one to two periods is closed. `memory`: the
+  // MemoryBudget small, hot files are kept in memory within (none by default).
   // `maxWatches`: how many directories may be watched at once.
   constructor ({ max = 128, sweepIntervalMs = SWEEP_INTERVAL_MS, memory = new MemoryBudget(), maxWatches = Infinity } = {}) {
     this.max = max
@@ -67,10 +65,11 @@ class OpenFileCache {
     }
     this.closesWith = null // the server clearOnClose() last registered with
     this.paths = new RememberedPaths(this, maxWatches) // request paths that name an entry
-    this.dropListeners = new WeakMap() // entry → whenDropped()'s listeners (evict() runs once)
+    this.dropListeners = new WeakMap() // entry → whenDropped()'s listeners
   }
 
-  whenDropped (entry, listener) { // at once for an entry gone already; for the native lane's rows
+  // Calls `listener` once `entry` leaves the cache (at once if it has left).
+  whenDropped (entry, listener) {
     if (entry.evicted) listener()
     else this.dropListeners.set(entry, [...(this.dropListeners.get(entry) ?? []), listener])
   }
