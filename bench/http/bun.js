@@ -49,4 +49,4 @@ function startBun (root, port, workers = 1, tls = null) {
   })
 }
 
-module.exports = { BUN_VERSION: BUN.version, bunBinary, startBun }
+module.exports = { BUN_PACKAGE: BUN, BUN_VERSION: BUN.version, bunBinary, startBun }

@@ -14,9 +14,11 @@ const require = createRequire(import.meta.url)
 const { fetchPackage } = require('../../scripts/registry-fetch.js')
 const { zig } = require('../../scripts/build-prebuilds.js')
 
-const VERSION = '1.4.5'
+// The glibc build is the one bench/http runs as a peer: one pin for both.
+const { BUN_PACKAGE } = require('../../bench/http/bun.js')
+const VERSION = BUN_PACKAGE.version
 const BUN = {
-  glibc: { name: '@oven/bun-linux-x64', integrity: 'sha512-IWX9BELoGHAUtMonkeSaNaZwXzRk+oDw6Mk+HBFXd3KHYIBNBsIGRupMZPcgNoDbJpLu6gAJjIoIVPZtt1aJ1g==' },
+  glibc: { name: BUN_PACKAGE.name, integrity: BUN_PACKAGE.integrity },
   musl: { name: '@oven/bun-linux-x64-musl', integrity: 'sha512-10QoW/YfTgnURaGEaHpJCiXjLI2e5iTtfVDaA5JKcyUzaa1cq6cVUY9/Uq5XkYzvtRjHLRe9Oj/lTDIQcxy8HQ==' }
 }
 
