@@ -59,6 +59,7 @@ function isCompressedCase (name) {
 // against the fastest peers, which need siblings built beforehand.
 const COMPRESSED_SERVERS = {
   'zcopy serve': 'zcopy-serve',
+  'zcopy serve --native-lane': 'zcopy-serve-lane',
   'nginx gzip_static': 'nginx-gzip-static',
   'h2o send-compressed': 'h2o-send-compressed',
   'Caddy precompressed': 'caddy-precompressed'

@@ -15,6 +15,7 @@
 //
 // Servers (each one process; a missing one is skipped with a note):
 //   zcopy-serve          zcopy serve (defaults: compress on), folder WITHOUT siblings
+//   zcopy-serve-lane     the same with --native-lane (repeats answered in C)
 //   zcopy-serve-pre      zcopy serve --precompressed --no-compress, prebuilt .br/.gz
 //   zcopy-express        Express + compression() + serveStatic({ compress: true }), no siblings
 //   static-express       Express + compression() + express.static, no siblings
@@ -127,7 +128,7 @@ async function main () {
     const min = Math.min(...rows.map((r) => r.rps))
     const max = Math.max(...rows.map((r) => r.rps))
     const ratio = reference ? `${(rps / reference).toFixed(1)}×` : ''
-    console.log(`| ${name} | ${rps.toFixed(0)} | ${min.toFixed(0)}–${max.toFixed(0)} | ${ratio} | ${median(rows.map((r) => r.cpuUs)).toFixed(0)} | ${rows[0].encoding} ${rows[0].body} B | ${median(rows.map((r) => r.wire)).toFixed(0)} | ${name.startsWith('zcopy') && name !== 'zcopy-serve-pre' ? `${median(rows.map((r) => r.readyMs)).toFixed(0)} ms` : ''} |`)
+    console.log(`| ${name} | ${rps.toFixed(0)} | ${min.toFixed(0)}–${max.toFixed(0)} | ${ratio} | ${median(rows.map((r) => r.cpuUs)).toFixed(0)} | ${rows[0].encoding} ${rows[0].body} B | ${median(rows.map((r) => r.wire)).toFixed(0)} | ${SERVERS[name].variants ? `${median(rows.map((r) => r.readyMs)).toFixed(0)} ms` : ''} |`)
   }
   for (const note of skipped) console.log(`skipped: ${note}`)
 }
