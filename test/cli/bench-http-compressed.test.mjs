@@ -43,5 +43,7 @@ test.runIf(wrk)('zcopy serve sends its br variant; a table of its own with the r
   expect(stdout).toMatch(/^round 1\/1 +compressed +zcopy serve +[\d,.]+ req\/s .*\[br \d+ B, variant after \d+ ms\]$/m)
   expect(stdout).toMatch(/^\| req\/s, 1 round \| compressed \|$/m)
   expect(stdout).toMatch(/^\| zcopy serve \| [\d,.]+ \|$/m)
+  expect(stdout).toMatch(/^round 1\/1 +compressed +zcopy serve --native-lane +[\d,.]+ req\/s .*\[br \d+ B, variant after \d+ ms\]$/m)
+  expect(stdout).toMatch(/^\| zcopy serve --native-lane \| [\d,.]+ \|$/m)
   expect(fs.readdirSync(tmpdir)).toEqual([])
 }, 90_000)
