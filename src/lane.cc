@@ -309,7 +309,9 @@ class LaneCore {
       }
       RowPtr row = Answerable(data, head);
       if (row == nullptr) {
-        if (on_lend != nullptr) {
+        // Node answers a request that closes the connection, and the bytes
+        // after it (a 400, as llhttp reads them), as it does on its own.
+        if (on_lend != nullptr && !(size > head.length && ClosesAfter(data, head))) {
           Lend(conn, data, head.length, size);
         } else {
           HandOff(conn, data, size);
