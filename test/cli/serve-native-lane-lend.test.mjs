@@ -92,6 +92,7 @@ const CASES = {
     GET('/a.txt', 'Range: bytes=1-2\r\n') + GET('/a.txt', 'If-None-Match: "nothing"\r\n') + GET('/a.txt', 'Connection: close\r\n')
   ],
   'Connection: close on a miss: closed after its answer': [GET('/nope', 'Connection: close\r\n') + GET('/a.txt')],
+  'a hit, then a last miss with Connection: close': [GET('/a.txt') + GET('/docs/', 'Connection: close\r\n')],
   'HTTP/1.0 miss: closed after its answer': ['GET /nope HTTP/1.0\r\n\r\n' + GET('/a.txt')],
   'HTTP/1.0 keep-alive miss, then a hit': ['GET /nope HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' + 'GET /a.txt HTTP/1.0\r\n\r\n'],
   'a miss, then a POST (handed off for good), then a GET': [
