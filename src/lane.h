@@ -1,11 +1,17 @@
 // The native lane (issue 64): a listener and its connections owned in C++,
 // answering a request only when JavaScript registered its answer (lane_table.h)
+// lending JavaScript a whole request without a body that it cannot answer,
 // and handing every other connection to JavaScript as its descriptor and the
 // bytes read but not consumed (bin/lib/serve/native-lane.js makes a
 // net.Socket of them for Node's own HTTP server). See docs/internals.md.
 //
-// new Lane(onHandOff(fd, bytes), { keepAliveMs, keepAliveLine, idleMs })
+// new Lane(onHandOff(fd, bytes), { keepAliveMs, keepAliveLine, idleMs,
+//          onLend(id, bytes, address, port, family), onWritten(id), onGone(id) })
 //   .listen(address, port, ipv6) → port     (Node-style errors: bind, listen)
+//   .write(id, bytes) → 0 | 1 | -1  .finish(id, close)  .cut(id)
+//               a lent request's answer (with the three on* callbacks, a
+//               whole request without a body that the lane cannot answer is
+//               lent, not handed off: bin/lib/serve/lane-twin.js)
 //   .add(method, target, host?, acceptEncoding?, head, bytes?, file?) → row id
 //   .forget(id) .has(id) .clear() .takeHits() → ids of the rows that answered
 //   .setBody(id, bytes)
