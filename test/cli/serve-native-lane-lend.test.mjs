@@ -181,43 +181,89 @@ describe('zcopy serve --native-lane: a request lent to Node', () => {
 })
 
 // Where the answers come from: a lane in this process with a real node:http
-// server whose handler counts the requests it sees.
-describe.runIf(native !== null)('a lane in this process: after a lent miss, the lane answers the hit', () => {
-  test('a 404 then a hit on one keep-alive connection: Node sees the 404 only', async () => {
-    const nativeLane = createNativeLane()
-    const serve = serveStatic(root, { onReplayable: nativeLane.offer })
-    let seen = 0
-    const server = http.createServer((req, res) => {
-      seen++
-      serve(req, res, () => {
-        res.statusCode = 404
-        res.end('not here\n')
-      })
+// server whose handler counts the requests it sees. `special(req, res)`
+// answers some paths itself (→ true); the rest go to serveStatic, or a 404.
+async function laneInProcess (special = () => false, { timeoutMs = 0 } = {}) {
+  const nativeLane = createNativeLane()
+  const serve = serveStatic(root, { onReplayable: nativeLane.offer })
+  const seen = { count: 0 }
+  const server = http.createServer((req, res) => {
+    seen.count++
+    if (special(req, res)) return
+    serve(req, res, () => {
+      res.statusCode = 404
+      res.end('not here\n')
     })
-    nativeLane.handTo(server)
-    const { port } = await nativeLane.listen(0, '127.0.0.1')
+  })
+  server.timeout = timeoutMs // the lane's --timeout (native-lane.js reads it)
+  nativeLane.handTo(server)
+  const { port } = await nativeLane.listen(0, '127.0.0.1')
+  return {
+    port,
+    seen,
+    async stop () {
+      await nativeLane.stop(1000)
+      await serve.close()
+    }
+  }
+}
+
+describe.runIf(native !== null)('a lane in this process', () => {
+  test('a 404 then hits on one keep-alive connection: Node sees the 404, not the hits', async () => {
+    const { port, seen, stop } = await laneInProcess()
     try {
       const first = await connection(port)
       expect(await first.ask(GET('/a.txt'), 'alpha\n')).toMatch(/^HTTP\/1\.1 200 OK\r\n/) // Node answers, the lane learns it
-      expect(seen).toBe(1)
+      expect(seen.count).toBe(1)
       const other = await connection(port)
       expect(await other.ask(GET('/a.txt'), 'alpha\n')).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
-      expect(seen).toBe(1) // the lane answered
+      expect(seen.count).toBe(1) // the lane answered
       expect(await other.ask(GET('/nope'), 'not here\n')).toMatch(/^HTTP\/1\.1 404 Not Found\r\n[^]*Connection: keep-alive\r\n/)
-      expect(seen).toBe(2)
+      expect(seen.count).toBe(2)
       for (let i = 0; i < 3; i++) {
         expect(await other.ask(GET('/a.txt'), 'alpha\n')).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*Connection: keep-alive\r\n/)
       }
-      expect(seen).toBe(2) // the connection is the lane's again
+      expect(seen.count).toBe(2) // the connection is the lane's again
       const head = await other.ask('HEAD /nope HTTP/1.1\r\nHost: localhost\r\n\r\n', '\r\n\r\n')
       expect(head).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/)
       expect(await other.ask(GET('/a.txt'), 'alpha\n')).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
-      expect(seen).toBe(3)
+      expect(seen.count).toBe(3)
       first.socket.destroy()
       other.socket.destroy()
     } finally {
-      await nativeLane.stop(1000)
-      await serve.close()
+      await stop()
+    }
+  })
+
+  test('Node destroying a lent answer midway cuts the connection; the requests behind it are not answered', async () => {
+    const { port, seen, stop } = await laneInProcess((req, res) => {
+      if (req.url !== '/cut') return false
+      res.writeHead(200, { 'Content-Length': '100' })
+      res.write('only part', () => res.destroy())
+      return true
+    })
+    try {
+      const bytes = await exchange(port, [GET('/cut') + GET('/nope')])
+      expect(bytes.toString('latin1')).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nonly part$/)
+      expect(seen.count).toBe(1)
+    } finally {
+      await stop()
+    }
+  })
+
+  test('a lent request Node never answers: the lane closes it after --timeout, and Node hears that it closed', async () => {
+    let closed = null
+    const { port, stop } = await laneInProcess((req, res) => {
+      if (req.url !== '/never') return false
+      closed = once(res, 'close')
+      return true
+    }, { timeoutMs: 1000 })
+    try {
+      const bytes = await exchange(port, [GET('/never')])
+      expect(bytes.length).toBe(0)
+      await closed // the twin was destroyed: Node's server let go of the request
+    } finally {
+      await stop()
     }
   })
 })
