@@ -235,6 +235,22 @@ describe.runIf(native !== null)('a lane in this process', () => {
     }
   })
 
+  test('the twin says who the peer is, as a net.Socket does (the access log\'s)', async () => {
+    const { port, stop } = await laneInProcess((req, res) => {
+      if (req.url !== '/peer') return false
+      res.end(`${req.socket.remoteAddress} ${req.socket.remotePort} ${req.socket.remoteFamily}\n`)
+      return true
+    })
+    try {
+      const client = await connection(port)
+      const answer = await client.ask(GET('/peer'), 'IPv4\n')
+      expect(answer.split('\r\n\r\n')[1]).toBe(`127.0.0.1 ${client.socket.localPort} IPv4\n`)
+      client.socket.destroy()
+    } finally {
+      await stop()
+    }
+  })
+
   test('Node destroying a lent answer midway cuts the connection; the requests behind it are not answered', async () => {
     const { port, seen, stop } = await laneInProcess((req, res) => {
       if (req.url !== '/cut') return false
