@@ -262,6 +262,9 @@ class LaneCore {
       if ((events & UV_WRITABLE) != 0) self->OnWritable(conn);
       return;
     }
+    // A lent request's client sent its FIN: Node's server (not half-open)
+    // drops what it has not answered then, and so does the lane.
+    if (conn->lent) return self->Close(conn);
     if ((events & UV_READABLE) != 0) self->ReadSome(conn);
   }
 
@@ -475,7 +478,7 @@ class LaneCore {
     if (conn->waits_writable) {  // (an epoll_ctl only when the events change)
       conn->waits_writable = false;
       if (conn->lent) {
-        uv_poll_stop(&conn->poll);  // a lent request's connection reads nothing
+        uv_poll_start(&conn->poll, UV_DISCONNECT, OnConnectionEvent);  // (Lend says why)
       } else {
         uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
       }
@@ -550,7 +553,9 @@ class LaneCore {
     conn->lent = true;
     lent[conn->id] = conn;
     conn->last_ms = NowMs(loop);
-    uv_poll_stop(&conn->poll);
+    // Reads wait; a client that goes away (FIN or reset) is seen at once, so
+    // that Node stops answering it, as on a connection of its own.
+    uv_poll_start(&conn->poll, UV_DISCONNECT, OnConnectionEvent);
     CallLent(on_lend, conn, data, length);
   }
 

@@ -251,6 +251,22 @@ describe.runIf(native !== null)('a lane in this process', () => {
     }
   })
 
+  test('a client that goes away while Node is still answering: Node hears that it closed', async () => {
+    let closed = null
+    const { port, stop } = await laneInProcess((req, res) => {
+      if (req.url !== '/never') return false
+      closed = once(res, 'close')
+      return true
+    })
+    try {
+      const bytes = await exchange(port, [GET('/never')], { end: true })
+      expect(bytes.length).toBe(0)
+      await closed // the twin was destroyed: Node's server let go of the request
+    } finally {
+      await stop()
+    }
+  })
+
   test('Node destroying a lent answer midway cuts the connection; the requests behind it are not answered', async () => {
     const { port, seen, stop } = await laneInProcess((req, res) => {
       if (req.url !== '/cut') return false
