@@ -25,7 +25,7 @@ function createInstance ({ zcopy, root, config, write }) {
   })
   // config.nativeLane: checked by the command (native-lane.js, laneRefusal).
   // With --cors an answer depends on Origin too: nothing is replayed.
-  const lane = config.nativeLane ? createNativeLane() : null
+  const lane = config.nativeLane ? createNativeLane(log.logLaneAnswer) : null
   const app = createApp(zcopy, root, config, {
     onRequest: log.logRequest,
     onSent: log.onSent,
