@@ -64,6 +64,7 @@ struct LaneConnection {
   bool handing_off = false;
   bool waits_writable = false;  // its poll handle watches for room, not requests
   int64_t last_ms = 0;
+  int64_t head_ms = 0;  // when the head in `pending` began to arrive
   // What the access log says of the answer being written (LaneCore::LogAnswer).
   std::string log_target;
   uint64_t started_ns = 0;
@@ -89,6 +90,10 @@ constexpr uint8_t kLogFromMemory = 4;
 constexpr uint8_t kEndedComplete = 0;
 constexpr uint8_t kEndedAborted = 1;
 constexpr uint8_t kEndedShutdown = 2;
+
+// What Node's server writes to a connection whose head took longer than
+// headersTimeout, before it closes it (_http_server.js, requestTimeoutResponse).
+constexpr char kRequestTimeout[] = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n";
 
 bool TokenIs(const char* data, const HeadSpan& span, const char* word) {
   const size_t length = std::strlen(word);
@@ -128,6 +133,7 @@ class LaneCore {
   AnswerTable table;
   int64_t keep_alive_ms = 5000;
   int64_t idle_ms = 0;
+  int64_t head_timeout_ms = 0;  // Node's headersTimeout
   std::string keep_alive_line;  // "Keep-Alive: timeout=5\r\n", or empty
   char read_buffer[kReadBytes];
   int inotify_fd = -1;  // proven to be the loop's inotify instance (pending_changes.h)
@@ -297,6 +303,7 @@ class LaneCore {
       }
       bool more;
       if (conn->pending.empty()) {
+        conn->head_ms = conn->last_ms;  // a head left partial by this read began now
         more = Process(conn, read_buffer, static_cast<size_t>(n));
       } else {
         conn->pending.append(read_buffer, static_cast<size_t>(n));
@@ -563,10 +570,21 @@ class LaneCore {
       LaneConnection* next = conn->next;
       if (!conn->writing) {
         const int64_t limit = conn->served && conn->pending.empty() ? keep_alive_ms : idle_ms;
-        if (limit > 0 && now - conn->last_ms >= limit) Close(conn);
+        if (limit > 0 && now - conn->last_ms >= limit) {
+          Close(conn);  // silent, as Node's server.timeout
+        } else if (!conn->pending.empty() && head_timeout_ms > 0 && now - conn->head_ms >= head_timeout_ms) {
+          TimeOutHead(conn);
+        }
       }
       conn = next;
     }
+  }
+
+  // A head still arriving after headersTimeout: Node's 408, then the close
+  // (Node finds it at its next check, every 30 s; the lane at its next sweep).
+  void TimeOutHead(LaneConnection* conn) {
+    ::send(conn->fd.Get(), kRequestTimeout, sizeof kRequestTimeout - 1, MSG_NOSIGNAL);
+    Close(conn);
   }
 
   // The access log's record of the answer on `conn`, ended (complete, or cut
@@ -693,7 +711,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
   explicit Lane(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Lane>(info) {
     Napi::Env env = info.Env();
     if (!info[0].IsFunction() || !info[1].IsObject()) {
-      Napi::TypeError::New(env, "Lane(onHandOff, { keepAliveMs, keepAliveLine, idleMs, onLog })")
+      Napi::TypeError::New(env, "Lane(onHandOff, { keepAliveMs, keepAliveLine, idleMs, headTimeoutMs, onLog })")
           .ThrowAsJavaScriptException();
       return;
     }
@@ -707,6 +725,8 @@ class Lane : public Napi::ObjectWrap<Lane> {
     Napi::Object options = info[1].As<Napi::Object>();
     core_->keep_alive_ms = options.Get("keepAliveMs").ToNumber().Int64Value();
     core_->idle_ms = options.Get("idleMs").ToNumber().Int64Value();
+    Napi::Value head_timeout = options.Get("headTimeoutMs");
+    if (head_timeout.IsNumber()) core_->head_timeout_ms = head_timeout.As<Napi::Number>().Int64Value();
     Napi::Value on_log = options.Get("onLog");
     if (on_log.IsFunction() && napi_create_reference(env, on_log, 1, &core_->on_log) != napi_ok)
       core_->on_log = nullptr;

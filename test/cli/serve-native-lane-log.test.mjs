@@ -169,3 +169,39 @@ describe('zcopy serve --native-lane: the access log', () => {
     }
   }, 30_000)
 })
+
+// Node's server answers a head still arriving after headersTimeout (--timeout)
+// with a 408 and closes (it looks every 30 s: this test waits that long); a
+// connection silent for --timeout is closed without a word.
+describe('zcopy serve --native-lane: a head that takes too long', () => {
+  // Sends a head's start, then (with `trickle`) a byte of a field every 200 ms:
+  // → all it received once the server closed the connection.
+  async function slowClient (server, trickle) {
+    const socket = net.connect(portOf(server), '127.0.0.1')
+    const received = []
+    socket.on('data', (chunk) => received.push(chunk))
+    socket.on('error', () => {})
+    await once(socket, 'connect')
+    socket.write('GET /a.txt HTTP/1.1\r\nHost: localhost\r\nX-Slow: ')
+    const timer = trickle ? setInterval(() => socket.write('z'), 200) : null
+    await once(socket, 'close')
+    clearInterval(timer)
+    return Buffer.concat(received).toString('latin1')
+  }
+
+  test('the same 408 as Node\'s for a client still sending its head; nothing for a silent one', async () => {
+    const args = ['--timeout', '1', '--quiet', ...ARGS]
+    const [lane, plain] = await Promise.all([startServe(root, ['--native-lane', ...args]), startServe(root, args)])
+    try {
+      const [laneSlow, plainSlow, laneSilent, plainSilent] = await Promise.all([
+        slowClient(lane, true), slowClient(plain, true), slowClient(lane, false), slowClient(plain, false)
+      ])
+      expect(plainSlow).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n')
+      expect(laneSlow).toBe(plainSlow)
+      expect(plainSilent).toBe('')
+      expect(laneSilent).toBe('')
+    } finally {
+      await Promise.all([lane.stop(), plain.stop()])
+    }
+  }, 90_000)
+})

@@ -52,6 +52,7 @@ function createNativeLane (logAnswer = null) {
       keepAliveMs: server.keepAliveTimeout,
       keepAliveLine: server.keepAliveTimeout > 0 ? `Keep-Alive: timeout=${Math.floor(server.keepAliveTimeout / 1000)}\r\n` : '',
       idleMs: server.timeout,
+      headTimeoutMs: server.headersTimeout, // then Node's 408
       ...(logAnswer === null ? {} : { onLog: (records) => readLaneRecords(records).forEach(logAnswer) })
     })
     server.prependListener('request', (req) => targets.set(req, req.url))
