@@ -11,6 +11,7 @@ import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
+import { runCli } from './cli.mjs'
 import { makeRoot, startServe } from './serve-helpers.mjs'
 
 const big = Buffer.alloc(300 * 1024, 'b') // above the memory cache's 64 KiB: sendfile on both paths
@@ -204,4 +205,20 @@ describe('zcopy serve --native-lane: a head that takes too long', () => {
       await Promise.all([lane.stop(), plain.stop()])
     }
   }, 90_000)
+})
+
+// `zcopy doctor` says whether the lane can run here, and if not why: what
+// zcopy serve --native-lane itself says (native-lane.js, laneRefusal).
+describe('zcopy doctor: the native lane', () => {
+  test('a line, and nativeLane in --json; off without the addon', async () => {
+    const [text, json, without] = await Promise.all([
+      runCli(['doctor']), runCli(['doctor', '--json']), runCli(['doctor'], { env: { ZCOPY_NATIVE: '0' } })
+    ])
+    const off = /^ {2}native lane +✗ cannot run here: the native addon is not loaded$/m
+    expect(text.stdout).toMatch(native === null ? off : /^ {2}native lane +✓ can run here: zcopy serve --native-lane \(plain HTTP, one process\)$/m)
+    expect(JSON.parse(json.stdout).nativeLane).toEqual(native === null
+      ? { available: false, refusal: 'the native addon is not loaded' }
+      : { available: true, refusal: null })
+    expect(without.stdout).toMatch(off)
+  }, 30_000)
 })
