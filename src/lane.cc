@@ -488,6 +488,7 @@ class LaneCore {
     conn->row = nullptr;
     std::string().swap(conn->out);  // its memory too (shrink_to_fit needs a newer libstdc++)
     conn->last_ms = NowMs(loop);
+    conn->head_ms = conn->last_ms;  // a head read behind the answer is timed from now
     if (conn->close_after) {
       ::shutdown(conn->fd.Get(), SHUT_WR);
       Close(conn);

@@ -158,6 +158,7 @@ describe('zcopy serve --native-lane: the access log', () => {
       expect(received).toBeGreaterThan(huge.length)
       const { code, stdout } = await server.cli.output()
       expect(code).toBe(0)
+      expect(stdout).toMatch(/^zcopy: stopping; waiting up to 10 s for 1 response in flight /m)
       const lines = stdout.split('\n').filter((line) => /^GET \//.test(line)).map(textWithoutTimes)
       expect(lines).toEqual([
         'GET /huge.bin 200 16777216 B - ms zero-copy',
@@ -170,6 +171,37 @@ describe('zcopy serve --native-lane: the access log', () => {
     }
   }, 30_000)
 })
+
+// A download still going when --shutdown-timeout ends is cut: its line says
+// so, with the bytes that went, as Node's path says it.
+test('a transfer cut by the stop: "cut at shutdown", as without the lane', async () => {
+  const args = ['--shutdown-timeout', '0.3', '--log', 'json', ...ARGS]
+  const [lane, plain] = await Promise.all([startServe(root, ['--native-lane', ...args]), startServe(root, args)])
+  try {
+    const entries = await Promise.all([lane, plain].map(async (server) => {
+      await exchange(server, GET('/huge.bin', true)) // the lane learns
+      const download = net.connect(portOf(server), '127.0.0.1')
+      download.on('error', () => {})
+      await once(download, 'connect')
+      download.write(GET('/huge.bin'))
+      download.pause() // the answer waits for room until the stop cuts it
+      await sleep(200)
+      server.cli.child.kill('SIGTERM')
+      const { code, stdout } = await server.cli.output()
+      download.destroy()
+      expect(code).toBe(0)
+      return stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).at(-1)
+    }))
+    for (const entry of entries) {
+      expect(entry).toMatchObject({ method: 'GET', path: '/huge.bin', status: 200, zeroCopy: native !== null, aborted: true, ended: 'shutdown' })
+      expect(entry.bytes).toBeGreaterThan(0)
+      expect(entry.bytes).toBeLessThan(huge.length)
+    }
+  } finally {
+    lane.cli.child.kill('SIGKILL')
+    plain.cli.child.kill('SIGKILL')
+  }
+}, 30_000)
 
 // Node's server answers a head still arriving after headersTimeout (--timeout)
 // with a 408 and closes (it looks every 30 s: this test waits that long); a

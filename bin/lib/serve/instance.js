@@ -42,8 +42,12 @@ function createInstance ({ zcopy, root, config, write }) {
     listen: (say) => lane === null ? listenPort(server, config, say) : listenPort(server, config, say, lane.listen),
     // With compression: the promise of where its variants go (app.js).
     variantsFolder: app.variantsFolder,
-    // What stop() waits for, once it has begun (see shutdown.js).
-    waitingFor: () => drain.waitingFor(),
+    // What stop() waits for, once it has begun (see shutdown.js): the lane's
+    // answers in flight are responses too.
+    waitingFor: () => {
+      const waiting = drain.waitingFor()
+      return lane === null ? waiting : { ...waiting, responses: waiting.responses + lane.answersInFlight() }
+    },
     async stop () {
       log.stopping()
       const timeoutMs = config.shutdownTimeout * 1000

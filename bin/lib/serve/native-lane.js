@@ -33,7 +33,7 @@ function laneRefusal (config) {
 const LANE_WRITES = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding'])
 
 // → { offer, handTo(server), listen(port, host) → Promise of an address like
-// server.address()'s, stop(timeoutMs) → Promise }. `offer` is serveStatic's
+// server.address()'s, stop(timeoutMs) → Promise, answersInFlight() }. `offer` is serveStatic's
 // onReplayable: the answers it hears are registered with the lane, which
 // replays them to the same requests (same method, target bytes, Host and
 // Accept-Encoding) until the open-file cache drops the file's entry.
@@ -108,7 +108,13 @@ function createNativeLane (logAnswer = null) {
     })
   }
 
-  return { offer, handTo, listen, stop }
+  // Once stop() has begun: the answers the lane is still writing (it closed
+  // every other connection).
+  function answersInFlight () {
+    return lane.connections()
+  }
+
+  return { offer, handTo, listen, stop, answersInFlight }
 }
 
 // The status line and header fields of `res` as Node wrote them, but for Date,
