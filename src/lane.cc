@@ -147,15 +147,15 @@ class LaneCore {
     napi_value name = nullptr;
     napi_create_string_utf8(env, "zcopy:lane", NAPI_AUTO_LENGTH, &name);
     if (napi_async_init(env, nullptr, name, &async) != napi_ok) return false;
+    if (uv_check_init(loop, &log_check) != 0) return false;
+    log_check.data = this;
+    open_handles++;
+    uv_unref(reinterpret_cast<uv_handle_t*>(&log_check));
     if (uv_timer_init(loop, &timer) != 0) return false;
     timer.data = this;
     open_handles++;
     uv_unref(reinterpret_cast<uv_handle_t*>(&timer));
     uv_timer_start(&timer, OnTimer, kSweepMs, kSweepMs);
-    if (uv_check_init(loop, &log_check) != 0) return false;
-    log_check.data = this;
-    open_handles++;
-    uv_unref(reinterpret_cast<uv_handle_t*>(&log_check));
     if (napi_add_async_cleanup_hook(env, OnEnvTeardown, this, &hook) != napi_ok) hook = nullptr;
     return true;
   }
@@ -729,8 +729,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
     Napi::Value head_timeout = options.Get("headTimeoutMs");
     if (head_timeout.IsNumber()) core_->head_timeout_ms = head_timeout.As<Napi::Number>().Int64Value();
     Napi::Value on_log = options.Get("onLog");
-    if (on_log.IsFunction() && napi_create_reference(env, on_log, 1, &core_->on_log) != napi_ok)
-      core_->on_log = nullptr;
+    if (on_log.IsFunction()) napi_create_reference(env, on_log, 1, &core_->on_log);  // (left null if it fails)
     Napi::Value line = options.Get("keepAliveLine");
     if (line.IsString()) core_->keep_alive_line = line.As<Napi::String>().Utf8Value();
   }
