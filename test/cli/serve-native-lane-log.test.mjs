@@ -146,12 +146,11 @@ describe('zcopy serve --native-lane: the access log', () => {
       const download = net.connect(portOf(server), '127.0.0.1')
       await once(download, 'connect')
       download.write(GET('/huge.bin'))
-      download.pause() // the lane's answer waits for room
-      await sleep(200)
+      let received = (await once(download, 'data'))[0].length // the lane writes the answer
+      download.pause() // and waits for room
       const hit = await exchange(server, GET('/a.txt', true))
       expect(hit.toString()).toMatch(/\r\n\r\nalpha\n$/)
       server.cli.child.kill('SIGTERM')
-      let received = 0
       download.on('data', (chunk) => { received += chunk.length })
       download.resume()
       await once(download, 'close')
@@ -184,8 +183,8 @@ test('a transfer cut by the stop: "cut at shutdown", as without the lane', async
       download.on('error', () => {})
       await once(download, 'connect')
       download.write(GET('/huge.bin'))
-      download.pause() // the answer waits for room until the stop cuts it
-      await sleep(200)
+      await once(download, 'data') // the answer is being written
+      download.pause() // and waits for room until the stop cuts it
       server.cli.child.kill('SIGTERM')
       const { code, stdout } = await server.cli.output()
       download.destroy()
