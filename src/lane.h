@@ -4,7 +4,12 @@
 // bytes read but not consumed (bin/lib/serve/native-lane.js makes a
 // net.Socket of them for Node's own HTTP server). See docs/internals.md.
 //
-// new Lane(onHandOff(fd, bytes), { keepAliveMs, keepAliveLine, idleMs })
+// new Lane(onHandOff(fd, bytes), { keepAliveMs, keepAliveLine, idleMs,
+//          headTimeoutMs, onLog(records) })
+//   onLog, when given, hears the access log records of the lane's answers (a
+//   Buffer of them, bin/lib/serve/lane-log.js reads it) once per loop turn at
+//   most, and on destroy(). A head still arriving after headTimeoutMs gets
+//   Node's 408; a connection silent for idleMs is closed.
 //   .listen(address, port, ipv6) → port     (Node-style errors: bind, listen)
 //   .add(method, target, host?, acceptEncoding?, head, bytes?, file?) → row id
 //   .forget(id) .has(id) .clear() .takeHits() → ids of the rows that answered

@@ -11,6 +11,7 @@
 const dns = require('node:dns')
 const net = require('node:net')
 const engine = require('../../../lib/engine')
+const { readLaneRecords } = require('./lane-log')
 
 // How often a stop looks whether the lane's answers in flight are done.
 const POLL_MS = 50
@@ -32,11 +33,13 @@ function laneRefusal (config) {
 const LANE_WRITES = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding'])
 
 // → { offer, handTo(server), listen(port, host) → Promise of an address like
-// server.address()'s, stop(timeoutMs) → Promise }. `offer` is serveStatic's
+// server.address()'s, stop(timeoutMs) → Promise, answersInFlight() }. `offer` is serveStatic's
 // onReplayable: the answers it hears are registered with the lane, which
 // replays them to the same requests (same method, target bytes, Host and
 // Accept-Encoding) until the open-file cache drops the file's entry.
-function createNativeLane () {
+// `logAnswer(answer)` (request-log.js's logLaneAnswer, or null: no log) hears
+// each answer the lane wrote, in batches, the last at stop.
+function createNativeLane (logAnswer = null) {
   let lane = null
   const targets = new WeakMap() // request → its target as it came (app.js may rewrite req.url)
   const rows = new Map() // request key → the lane's row id
@@ -48,7 +51,9 @@ function createNativeLane () {
       // What Node's server writes, and when it closes an idle connection.
       keepAliveMs: server.keepAliveTimeout,
       keepAliveLine: server.keepAliveTimeout > 0 ? `Keep-Alive: timeout=${Math.floor(server.keepAliveTimeout / 1000)}\r\n` : '',
-      idleMs: server.timeout
+      idleMs: server.timeout,
+      headTimeoutMs: server.headersTimeout, // then Node's 408
+      ...(logAnswer === null ? {} : { onLog: (records) => readLaneRecords(records).forEach(logAnswer) })
     })
     server.prependListener('request', (req) => targets.set(req, req.url))
     usesTimer = setInterval(() => {
@@ -103,7 +108,13 @@ function createNativeLane () {
     })
   }
 
-  return { offer, handTo, listen, stop }
+  // Once stop() has begun: the answers the lane is still writing (it closed
+  // every other connection).
+  function answersInFlight () {
+    return lane.connections()
+  }
+
+  return { offer, handTo, listen, stop, answersInFlight }
 }
 
 // The status line and header fields of `res` as Node wrote them, but for Date,

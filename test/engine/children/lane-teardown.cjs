@@ -14,7 +14,7 @@ const WORKERS = 10
 
 if (!isMainThread) {
   const { Lane } = require('../../../lib/engine')
-  const lane = new Lane(() => {}, { keepAliveMs: 5000, keepAliveLine: '', idleMs: 60000 })
+  const lane = new Lane(() => {}, { keepAliveMs: 5000, keepAliveLine: '', idleMs: 60000, headTimeoutMs: 60000, onLog: () => {} })
   parentPort.postMessage(lane.listen('127.0.0.1', 0, false))
   setInterval(() => {}, 1000) // stays alive until terminated
 } else {
