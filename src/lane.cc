@@ -68,9 +68,39 @@ struct LaneConnection {
   // One request lent to Node's server (LaneCore::Lend): its answer comes
   // through write(id); nothing is read meanwhile.
   bool lent = false;
-  uint32_t id = 0;  // while lent
+  bool writes_lent = false;  // `out` holds Node's bytes (Node logs that answer)
+  uint32_t id = 0;           // while lent
   int64_t last_ms = 0;
+  int64_t head_ms = 0;  // when the head in `pending` began to arrive
+  // What the access log says of the answer being written (LaneCore::LogAnswer).
+  std::string log_target;
+  uint64_t started_ns = 0;
+  size_t body_start = 0;  // where the body begins in `out`
+  uint8_t log_flags = 0;
 };
+
+// One answer in the batch of access log records the lane hands JavaScript
+// (bin/lib/serve/lane-log.js reads them), followed by its target's bytes.
+struct LogRecord {
+  double time_ms;      // wall clock when the answer ended
+  double duration_ms;  // from its head parsed to its end
+  double bytes;        // body bytes written
+  uint16_t status;
+  uint8_t flags;  // kLog* below
+  uint8_t ended;  // kEnded* below
+  uint32_t target_length;
+};
+static_assert(sizeof(LogRecord) == 32, "lane-log.js reads 32-byte records");
+constexpr uint8_t kLogHead = 1;
+constexpr uint8_t kLogZeroCopy = 2;
+constexpr uint8_t kLogFromMemory = 4;
+constexpr uint8_t kEndedComplete = 0;
+constexpr uint8_t kEndedAborted = 1;
+constexpr uint8_t kEndedShutdown = 2;
+
+// What Node's server writes to a connection whose head took longer than
+// headersTimeout, before it closes it (_http_server.js, requestTimeoutResponse).
+constexpr char kRequestTimeout[] = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n";
 
 bool TokenIs(const char* data, const HeadSpan& span, const char* word) {
   const size_t length = std::strlen(word);
@@ -91,6 +121,9 @@ class LaneCore {
   napi_env env = nullptr;
   uv_loop_t* loop = nullptr;
   napi_ref on_hand_off = nullptr;
+  napi_ref on_log = nullptr;  // null: no access log (--quiet)
+  std::string log;            // LogRecords not yet handed to JavaScript
+  uv_check_t log_check;       // hands them over once per loop turn
   // Lending (optional: without on_lend every request the lane does not answer
   // hands its connection off): onLend(id, bytes, address, port, family),
   // onWritten(id), onGone(id).
@@ -117,6 +150,7 @@ class LaneCore {
   AnswerTable table;
   int64_t keep_alive_ms = 5000;
   int64_t idle_ms = 0;
+  int64_t head_timeout_ms = 0;  // Node's headersTimeout
   std::string keep_alive_line;  // "Keep-Alive: timeout=5\r\n", or empty
   char read_buffer[kReadBytes];
   int inotify_fd = -1;  // proven to be the loop's inotify instance (pending_changes.h)
@@ -130,6 +164,10 @@ class LaneCore {
     napi_value name = nullptr;
     napi_create_string_utf8(env, "zcopy:lane", NAPI_AUTO_LENGTH, &name);
     if (napi_async_init(env, nullptr, name, &async) != napi_ok) return false;
+    if (uv_check_init(loop, &log_check) != 0) return false;
+    log_check.data = this;
+    open_handles++;
+    uv_unref(reinterpret_cast<uv_handle_t*>(&log_check));
     if (uv_timer_init(loop, &timer) != 0) return false;
     timer.data = this;
     open_handles++;
@@ -285,6 +323,7 @@ class LaneCore {
       }
       bool more;
       if (conn->pending.empty()) {
+        conn->head_ms = conn->last_ms;  // a head left partial by this read began now
         more = Process(conn, read_buffer, static_cast<size_t>(n));
       } else {
         conn->pending.append(read_buffer, static_cast<size_t>(n));
@@ -323,6 +362,10 @@ class LaneCore {
       }
       row->hit = true;
       const bool close_after = ClosesAfter(data, head) || stopping;
+      if (on_log != nullptr) {
+        conn->log_target.assign(data + head.target.offset, head.target.length);
+        conn->started_ns = uv_hrtime();
+      }
       StartAnswer(conn, row, head.method == RequestMethod::kHead, close_after);
       data += head.length;
       size -= head.length;
@@ -421,6 +464,8 @@ class LaneCore {
       conn->out.append(keep_alive_line);
     }
     conn->out.append("\r\n");
+    conn->body_start = conn->out.size();
+    conn->log_flags = head_only ? kLogHead : row->in_memory ? kLogFromMemory : kLogZeroCopy;
     if (!head_only && row->in_memory) conn->out.append(row->body);
     conn->out_done = 0;
     conn->row = head_only || row->in_memory ? nullptr : row;
@@ -466,10 +511,13 @@ class LaneCore {
       }
       conn->file_offset += n;
     }
+    if (!conn->writes_lent) LogAnswer(conn, kEndedComplete);
+    conn->writes_lent = false;
     conn->writing = false;
     conn->row = nullptr;
     std::string().swap(conn->out);  // its memory too (shrink_to_fit needs a newer libstdc++)
     conn->last_ms = NowMs(loop);
+    conn->head_ms = conn->last_ms;  // a head read behind the answer is timed from now
     if (conn->close_after) {
       ::shutdown(conn->fd.Get(), SHUT_WR);
       Close(conn);
@@ -493,6 +541,7 @@ class LaneCore {
   }
 
   void Close(LaneConnection* conn) {
+    if (conn->writing && !conn->writes_lent) LogAnswer(conn, stopping || destroyed ? kEndedShutdown : kEndedAborted);
     if (conn->lent) lent.erase(conn->id);  // onGone(id) from the close callback
     Unlink(conn);
     uv_poll_stop(&conn->poll);
@@ -589,6 +638,7 @@ class LaneCore {
     conn->out_done = 0;
     conn->row = nullptr;
     conn->writing = true;
+    conn->writes_lent = true;
     WaitWritable(conn);
     return 1;
   }
@@ -600,6 +650,7 @@ class LaneCore {
     conn->lent = false;
     conn->served = true;
     conn->last_ms = NowMs(loop);
+    conn->head_ms = conn->last_ms;  // a head read behind the lent request is timed from now
     if (close || stopping) {
       conn->close_after = true;
       if (conn->writing) return;  // Write() closes it
@@ -685,10 +736,81 @@ class LaneCore {
         if (idle_ms > 0 && now - conn->last_ms >= idle_ms) Close(conn);
       } else if (!conn->writing) {
         const int64_t limit = conn->served && conn->pending.empty() ? keep_alive_ms : idle_ms;
-        if (limit > 0 && now - conn->last_ms >= limit) Close(conn);
+        if (limit > 0 && now - conn->last_ms >= limit) {
+          Close(conn);  // silent, as Node's server.timeout
+        } else if (!conn->pending.empty() && head_timeout_ms > 0 && now - conn->head_ms >= head_timeout_ms) {
+          TimeOutHead(conn);
+        }
       }
       conn = next;
     }
+  }
+
+  // A head still arriving after headersTimeout: Node's 408, then the close
+  // (Node finds it at its next check, every 30 s; the lane at its next sweep).
+  void TimeOutHead(LaneConnection* conn) {
+    ::send(conn->fd.Get(), kRequestTimeout, sizeof kRequestTimeout - 1, MSG_NOSIGNAL);
+    Close(conn);
+  }
+
+  // The access log's record of the answer on `conn`, ended (complete, or cut
+  // with what was written so far). JavaScript gets them once per loop turn.
+  void LogAnswer(LaneConnection* conn, uint8_t ended) {
+    if (on_log == nullptr) return;
+    uv_timeval64_t now{};
+    uv_gettimeofday(&now);
+    LogRecord record{};
+    record.time_ms = static_cast<double>(now.tv_sec) * 1000 + static_cast<double>(now.tv_usec) / 1000;
+    record.duration_ms = static_cast<double>(uv_hrtime() - conn->started_ns) / 1e6;
+    const size_t from_memory = conn->out_done > conn->body_start ? conn->out_done - conn->body_start : 0;
+    record.bytes = static_cast<double>(from_memory) + static_cast<double>(conn->file_offset);
+    record.status = StatusOf(conn->out);
+    record.flags = conn->log_flags;
+    record.ended = ended;
+    record.target_length = static_cast<uint32_t>(conn->log_target.size());
+    if (log.empty() && !destroyed) uv_check_start(&log_check, OnLogCheck);
+    log.append(reinterpret_cast<const char*>(&record), sizeof record);
+    log.append(conn->log_target);
+  }
+
+  // The status code of a status line "HTTP/1.1 200 OK".
+  static uint16_t StatusOf(const std::string& head) {
+    if (head.size() < 12) return 0;
+    return static_cast<uint16_t>((head[9] - '0') * 100 + (head[10] - '0') * 10 + (head[11] - '0'));
+  }
+
+  static void OnLogCheck(uv_check_t* handle) {
+    uv_check_stop(handle);
+    static_cast<LaneCore*>(handle->data)->FlushLog();
+  }
+
+  // onLog(records): the records written since the last call, as a Buffer.
+  // Never from a finalizer or the environment's teardown.
+  void FlushLog() {
+    if (log.empty() || on_log == nullptr || env_closing) return;
+    std::string records;
+    records.swap(log);
+    napi_handle_scope scope = nullptr;
+    if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+    napi_value callback = nullptr;
+    napi_value resource = nullptr;
+    napi_value argv[1] = {nullptr};
+    void* copy = nullptr;
+    if (napi_get_reference_value(env, on_log, &callback) == napi_ok && callback != nullptr &&
+        napi_create_object(env, &resource) == napi_ok &&
+        napi_create_buffer_copy(env, records.size(), records.data(), &copy, &argv[0]) == napi_ok) {
+      napi_value result = nullptr;
+      if (napi_make_callback(env, async, resource, callback, 1, argv, &result) != napi_ok) {
+        bool pending = false;
+        napi_is_exception_pending(env, &pending);
+        if (pending) {
+          napi_value error = nullptr;
+          napi_get_and_clear_last_exception(env, &error);
+          napi_fatal_exception(env, error);
+        }
+      }
+    }
+    napi_close_handle_scope(env, scope);
   }
 
   // Graceful stop: no more connections; those writing an answer close once it
@@ -717,6 +839,8 @@ class LaneCore {
     table.Clear();
     uv_timer_stop(&timer);
     uv_close(reinterpret_cast<uv_handle_t*>(&timer), OnTimerClosed);
+    uv_check_stop(&log_check);
+    uv_close(reinterpret_cast<uv_handle_t*>(&log_check), OnTimerClosed);
   }
 
   static void OnTimerClosed(uv_handle_t* handle) { static_cast<LaneCore*>(handle->data)->HandleClosed(); }
@@ -736,6 +860,7 @@ class LaneCore {
     if (!wrapper_gone) return;
     if (!env_closing) {
       if (on_hand_off != nullptr) napi_delete_reference(env, on_hand_off);
+      if (on_log != nullptr) napi_delete_reference(env, on_log);
       for (napi_ref ref : {on_lend, on_written, on_gone}) {
         if (ref != nullptr) napi_delete_reference(env, ref);
       }
@@ -757,7 +882,8 @@ class Lane : public Napi::ObjectWrap<Lane> {
   explicit Lane(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Lane>(info) {
     Napi::Env env = info.Env();
     if (!info[0].IsFunction() || !info[1].IsObject()) {
-      Napi::TypeError::New(env, "Lane(onHandOff, { keepAliveMs, keepAliveLine, idleMs })").ThrowAsJavaScriptException();
+      Napi::TypeError::New(env, "Lane(onHandOff, { keepAliveMs, keepAliveLine, idleMs, headTimeoutMs, onLog })")
+          .ThrowAsJavaScriptException();
       return;
     }
     core_ = new (std::nothrow) LaneCore();
@@ -770,6 +896,10 @@ class Lane : public Napi::ObjectWrap<Lane> {
     Napi::Object options = info[1].As<Napi::Object>();
     core_->keep_alive_ms = options.Get("keepAliveMs").ToNumber().Int64Value();
     core_->idle_ms = options.Get("idleMs").ToNumber().Int64Value();
+    Napi::Value head_timeout = options.Get("headTimeoutMs");
+    if (head_timeout.IsNumber()) core_->head_timeout_ms = head_timeout.As<Napi::Number>().Int64Value();
+    Napi::Value on_log = options.Get("onLog");
+    if (on_log.IsFunction()) napi_create_reference(env, on_log, 1, &core_->on_log);  // (left null if it fails)
     Napi::Value line = options.Get("keepAliveLine");
     if (line.IsString()) core_->keep_alive_line = line.As<Napi::String>().Utf8Value();
     Napi::Value lend = options.Get("onLend");
@@ -1018,7 +1148,10 @@ class Lane : public Napi::ObjectWrap<Lane> {
   }
 
   Napi::Value Destroy(const Napi::CallbackInfo& info) {
-    if (core_ != nullptr) core_->Destroy();
+    if (core_ != nullptr) {
+      core_->Destroy();
+      core_->FlushLog();  // the lines of the answers it cut, and of those before
+    }
     if (referenced_) {
       referenced_ = false;
       Unref();

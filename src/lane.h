@@ -6,7 +6,12 @@
 // net.Socket of them for Node's own HTTP server). See docs/internals.md.
 //
 // new Lane(onHandOff(fd, bytes), { keepAliveMs, keepAliveLine, idleMs,
-//          onLend(id, bytes, address, port, family), onWritten(id), onGone(id) })
+//          headTimeoutMs, onLog(records), onLend(id, bytes, address, port, family),
+//          onWritten(id), onGone(id) })
+//   onLog, when given, hears the access log records of the lane's answers (a
+//   Buffer of them, bin/lib/serve/lane-log.js reads it) once per loop turn at
+//   most, and on destroy(). A head still arriving after headTimeoutMs gets
+//   Node's 408; a connection silent for idleMs is closed.
 //   .listen(address, port, ipv6) → port     (Node-style errors: bind, listen)
 //   .write(id, bytes) → 0 | 1 | -1  .finish(id, close)  .cut(id)
 //               a lent request's answer (with the three on* callbacks, a

@@ -79,7 +79,7 @@ describe('zcopy doctor --json', () => {
     const { code } = runs.nativeJson
     const json = report(runs.nativeJson)
     expect(Object.keys(json)).toEqual([
-      'zcopy', 'node', 'platform', 'arch', 'libc', 'kernel', 'threadPool', 'addon', 'buildTools', 'features', 'selfTest', 'zeroCopy', 'advice'
+      'zcopy', 'node', 'platform', 'arch', 'libc', 'kernel', 'threadPool', 'addon', 'buildTools', 'features', 'selfTest', 'nativeLane', 'zeroCopy', 'advice'
     ])
     expectEnvironment(json)
     expect(json.threadPool).toEqual({ size: 4, source: 'default' })

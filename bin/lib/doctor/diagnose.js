@@ -11,6 +11,15 @@ const { buildTools } = require('./build-tools')
 const { probeFeatures } = require('./features')
 const { selfTest } = require('./self-test')
 const { adviceFor } = require('./advice')
+const { laneRefusal } = require('../serve/native-lane')
+
+// Whether `zcopy serve --native-lane` can run here: what serve's own check
+// says of a plain HTTP server in one process (TLS, HTTP/2 and --workers turn
+// it off wherever it runs). → { available, refusal }.
+function nativeLane () {
+  const refusal = laneRefusal({ tls: null, workers: 1 })
+  return { available: refusal === null, refusal }
+}
 
 async function diagnose (zcopy, env = process.env) {
   const temp = createTempDir('zcopy-doctor-')
@@ -22,7 +31,8 @@ async function diagnose (zcopy, env = process.env) {
       addon: addonStatus(),
       buildTools: buildTools(env),
       features: probeFeatures(probeKernel, temp.dir),
-      selfTest: await selfTest({ pipeFile: zcopy.pipeFile, dir: temp.dir })
+      selfTest: await selfTest({ pipeFile: zcopy.pipeFile, dir: temp.dir }),
+      nativeLane: nativeLane()
     }
     report.zeroCopy = report.addon.loaded && report.selfTest.verified && report.selfTest.zeroCopy
     report.advice = adviceFor(report, env)

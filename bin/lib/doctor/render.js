@@ -59,6 +59,10 @@ function describeSelfTest (test) {
   return `${test.zeroCopy ? OK : NO} ${moved} ${speed}, every byte verified`
 }
 
+function describeNativeLane ({ available, refusal }) {
+  return available ? `${OK} can run here: zcopy serve --native-lane (plain HTTP, one process)` : `${NO} cannot run here: ${refusal}`
+}
+
 function renderReport (report, env = process.env) {
   const rows = [
     ['Node.js', [`${report.node.version} (N-API ${report.node.napi}, ABI ${report.node.abi})`]],
@@ -67,7 +71,8 @@ function renderReport (report, env = process.env) {
     ['thread pool', [describeThreadPool(report.threadPool, env)]],
     ['native addon', describeAddon(report.addon)],
     ['kernel features', describeFeatures(report.features)],
-    ['self-test', [describeSelfTest(report.selfTest)]]
+    ['self-test', [describeSelfTest(report.selfTest)]],
+    ['native lane', [describeNativeLane(report.nativeLane)]]
   ]
   const width = Math.max(...rows.map(([label]) => label.length))
   const lines = [`zcopy ${report.zcopy} doctor`, '']

@@ -25,7 +25,7 @@ function createInstance ({ zcopy, root, config, write }) {
   })
   // config.nativeLane: checked by the command (native-lane.js, laneRefusal).
   // With --cors an answer depends on Origin too: nothing is replayed.
-  const lane = config.nativeLane ? createNativeLane() : null
+  const lane = config.nativeLane ? createNativeLane(log.logLaneAnswer) : null
   const app = createApp(zcopy, root, config, {
     onRequest: log.logRequest,
     onSent: log.onSent,
@@ -42,8 +42,12 @@ function createInstance ({ zcopy, root, config, write }) {
     listen: (say) => lane === null ? listenPort(server, config, say) : listenPort(server, config, say, lane.listen),
     // With compression: the promise of where its variants go (app.js).
     variantsFolder: app.variantsFolder,
-    // What stop() waits for, once it has begun (see shutdown.js).
-    waitingFor: () => drain.waitingFor(),
+    // What stop() waits for, once it has begun (see shutdown.js): the lane's
+    // answers in flight are responses too.
+    waitingFor: () => {
+      const waiting = drain.waitingFor()
+      return lane === null ? waiting : { ...waiting, responses: waiting.responses + lane.answersInFlight() }
+    },
     async stop () {
       log.stopping()
       const timeoutMs = config.shutdownTimeout * 1000

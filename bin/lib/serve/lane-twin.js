@@ -90,15 +90,18 @@ class LaneTwin extends Duplex {
 function lendTo (server, lane) {
   const twins = new Map() // id → the twin of a lent request
 
-  // Node's answer on a twin is done once its response finished, after Node's
-  // own 'finish' listener, which ends the twin when the connection closes.
+  // Node's answer on a twin is done once its response closed (Node's own
+  // 'finish' listener has ended the twin then if the connection closes). The
+  // lane reads on a turn later, after the access log's line for this answer
+  // (written on the turn after 'close'), so lines keep the answers' order.
   server.on('request', (req, res) => {
     const twin = req.socket
     if (!(twin instanceof LaneTwin)) return
-    res.once('finish', () => {
+    res.once('close', () => setImmediate(() => {
       twins.delete(twin.id)
-      if (!twin.writableEnded) twin.handBack()
-    })
+      if (!res.writableFinished) twin.destroy() // cut short: so is the connection
+      else if (!twin.writableEnded) twin.handBack()
+    }))
   })
 
   return {

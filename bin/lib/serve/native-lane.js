@@ -14,6 +14,7 @@
 const dns = require('node:dns')
 const net = require('node:net')
 const engine = require('../../../lib/engine')
+const { readLaneRecords } = require('./lane-log')
 const { lendTo } = require('./lane-twin')
 
 // How often a stop looks whether the lane's answers in flight are done.
@@ -36,11 +37,13 @@ function laneRefusal (config) {
 const LANE_WRITES = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding'])
 
 // → { offer, handTo(server), listen(port, host) → Promise of an address like
-// server.address()'s, stop(timeoutMs) → Promise }. `offer` is serveStatic's
+// server.address()'s, stop(timeoutMs) → Promise, answersInFlight() }. `offer` is serveStatic's
 // onReplayable: the answers it hears are registered with the lane, which
 // replays them to the same requests (same method, target bytes, Host and
 // Accept-Encoding) until the open-file cache drops the file's entry.
-function createNativeLane () {
+// `logAnswer(answer)` (request-log.js's logLaneAnswer, or null: no log) hears
+// each answer the lane wrote, in batches, the last at stop.
+function createNativeLane (logAnswer = null) {
   let lane = null
   const targets = new WeakMap() // request → its target as it came (app.js may rewrite req.url)
   const rows = new Map() // request key → the lane's row id
@@ -54,6 +57,8 @@ function createNativeLane () {
       keepAliveMs: server.keepAliveTimeout,
       keepAliveLine: server.keepAliveTimeout > 0 ? `Keep-Alive: timeout=${Math.floor(server.keepAliveTimeout / 1000)}\r\n` : '',
       idleMs: server.timeout,
+      headTimeoutMs: server.headersTimeout, // then Node's 408
+      ...(logAnswer === null ? {} : { onLog: (records) => readLaneRecords(records).forEach(logAnswer) }),
       // A whole request without a body that the lane has no answer for goes
       // to Node alone (lane-twin.js); the lane keeps the connection.
       onLend: (...args) => lending.lend(...args),
@@ -114,7 +119,13 @@ function createNativeLane () {
     })
   }
 
-  return { offer, handTo, listen, stop }
+  // Once stop() has begun: the answers the lane is still writing (it closed
+  // every other connection).
+  function answersInFlight () {
+    return lane.connections()
+  }
+
+  return { offer, handTo, listen, stop, answersInFlight }
 }
 
 // The status line and header fields of `res` as Node wrote them, but for Date,

@@ -58,8 +58,10 @@ function formatRequestLine ({ method, path, status, bytes, ms, zeroCopy, fromMem
   return `${method} ${path} ${shownStatus} ${bytes} B ${colour ? `\x1b[2m${tail}\x1b[0m` : tail}`
 }
 
-function formatJsonLine (entry) {
-  return JSON.stringify({ time: new Date().toISOString(), ...entry, ms: Math.round(entry.ms * 10) / 10 })
+// `time`: when the response ended (the native lane's answers, logged in a
+// batch), else now.
+function formatJsonLine (entry, time = new Date()) {
+  return JSON.stringify({ time: time.toISOString(), ...entry, ms: Math.round(entry.ms * 10) / 10 })
 }
 
 // Colour when stdout is a terminal, unless NO_COLOR is set; FORCE_COLOR forces it.
@@ -78,9 +80,11 @@ const REPORT = Symbol('zcopy serve: what onSent said')
 // How long the line of a body cut short waits for onSent's report.
 const REPORT_WAIT_MS = 1000
 
-// → { onSent, logRequest, stopping, flush }: pass onSent to serveStatic, and call
-// logRequest(req, res) as each request arrives; it writes one line when the
-// response closes, finished or not. Call stopping() when a shutdown begins (what
+// → { onSent, logRequest, logLaneAnswer, stopping, flush }: pass onSent to
+// serveStatic, and call logRequest(req, res) as each request arrives; it writes
+// one line when the response closes, finished or not. logLaneAnswer(answer)
+// writes the line of an answer the native lane wrote (lane-log.js), as the
+// line of the same answer from Node's server reads. Call stopping() when a shutdown begins (what
 // is cut from then on is logged as such) and await flush() before exiting: it
 // resolves once every response logged so far has its line (or after a second).
 // `format`: 'text' (default), 'json', or 'none' (--quiet: nothing is written).
@@ -89,10 +93,14 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
   const awaiting = new Map() // res closed mid-body → writes its line when onSent reports
   let stopped = false
   let flushed = null
-  if (format === 'none') return { onSent () {}, logRequest () {}, stopping () {}, flush: async () => {} }
+  if (format === 'none') return { onSent () {}, logRequest () {}, logLaneAnswer: null, stopping () {}, flush: async () => {} }
 
   function settle () {
     if (pending.size === 0 && flushed !== null) flushed()
+  }
+
+  function writeEntry (entry, time) {
+    write(format === 'json' ? formatJsonLine(entry, time) : formatRequestLine(entry, colour))
   }
 
   return {
@@ -144,8 +152,26 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
           aborted: !finished,
           ended: finished ? 'complete' : cut ? 'shutdown' : 'aborted'
         }
-        write(format === 'json' ? formatJsonLine(entry) : formatRequestLine(entry, colour))
+        writeEntry(entry)
       }
+    },
+    // The lane replays only whole 200s of a file itself: no Content-Encoding,
+    // no variant pending (serve-file.js, offerReplay).
+    logLaneAnswer ({ time, method, target, status, bytes, ms, zeroCopy, fromMemory, ended }) {
+      const entry = {
+        method,
+        path: escapeForLog(target),
+        status,
+        bytes,
+        ms,
+        zeroCopy,
+        fromMemory,
+        encoding: null,
+        variantPending: false,
+        aborted: ended !== 'complete',
+        ended
+      }
+      writeEntry(entry, new Date(time))
     },
     stopping () {
       stopped = true

@@ -18,6 +18,8 @@ if (!isMainThread) {
     keepAliveMs: 5000,
     keepAliveLine: '',
     idleMs: 60000,
+    headTimeoutMs: 60000,
+    onLog: () => {},
     onLend: () => {}, // the lent request is never answered
     onWritten: () => {},
     onGone: () => {}
