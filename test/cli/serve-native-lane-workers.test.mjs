@@ -8,7 +8,6 @@
 import fs from 'node:fs'
 import net from 'node:net'
 import { once } from 'node:events'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
 import { runCli, waitForStdout } from './cli.mjs'
@@ -278,21 +277,19 @@ describe('zcopy serve --native-lane --workers 2', () => {
       const download = net.connect(portOf(lane), '127.0.0.1')
       await once(download, 'connect')
       download.write('GET /huge.bin HTTP/1.1\r\nHost: localhost\r\n\r\n')
-      download.pause() // the answer waits for room
-      await sleep(200)
+      const chunks = []
+      download.on('data', (chunk) => chunks.push(chunk))
+      await once(download, 'data')
+      download.pause() // the rest of the answer waits for room: in flight
       const idle = await keptAlive(lane, '/a.txt')
       const idleClosed = once(idle.socket, 'close')
-      const { code, stderr } = await (async () => {
-        lane.cli.child.kill('SIGTERM')
-        await idleClosed
-        const chunks = []
-        download.on('data', (chunk) => chunks.push(chunk))
-        download.resume()
-        await once(download, 'close')
-        const bytes = Buffer.concat(chunks)
-        expect(bytes.subarray(bytes.indexOf('\r\n\r\n') + 4).equals(huge)).toBe(true)
-        return lane.cli.output()
-      })()
+      lane.cli.child.kill('SIGTERM')
+      await idleClosed
+      download.resume()
+      await once(download, 'close')
+      const bytes = Buffer.concat(chunks)
+      expect(bytes.subarray(bytes.indexOf('\r\n\r\n') + 4).equals(huge)).toBe(true)
+      const { code, stderr } = await lane.cli.output()
       expect(code).toBe(0)
       expect(stderr).toBe('')
       for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow()
