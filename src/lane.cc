@@ -178,8 +178,9 @@ class LaneCore {
     socklen_t size = sizeof listening;
     if (::getsockopt(raw, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) != 0) return errno;
     if (listening == 0) return EINVAL;
-    // Inherited without close-on-exec (a child's descriptors from fork), and
-    // not to be inherited further (compression processes).
+    // Whatever the process that started this one left set: the socket is
+    // not for the processes this one starts (compression processes), and
+    // the lane never blocks on it.
     *syscall = "fcntl";
     if (::fcntl(raw, F_SETFD, FD_CLOEXEC) != 0) return errno;
     const int flags = ::fcntl(raw, F_GETFL);
