@@ -11,6 +11,9 @@
 //   most, and on destroy(). A head still arriving after headTimeoutMs gets
 //   Node's 408; a connection silent for idleMs is closed.
 //   .listen(address, port, ipv6) → port     (Node-style errors: bind, listen)
+//   .adopt(fd) → port   accepts from an inherited listening socket instead
+// Lane.bind(address, port, ipv6) → { fd, port }: a listening socket no lane
+//   polls (a --workers primary's, which its workers' lanes adopt)
 //   .add(method, target, host?, acceptEncoding?, head, bytes?, file?) → row id
 //   .forget(id) .has(id) .clear() .takeHits() → ids of the rows that answered
 //   .setBody(id, bytes)
