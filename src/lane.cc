@@ -179,6 +179,50 @@ class LaneCore {
 
   // → 0 or an errno, with *syscall the call that failed.
   int Listen(const std::string& address, int port, bool ipv6, int* bound_port, const char** syscall) {
+    UniqueFd fd;
+    int err = BindListening(address, port, ipv6, &fd, bound_port, syscall);
+    if (err != 0) return err;
+    return Poll(&fd, syscall);
+  }
+
+  // Accepts from a listening socket another process bound (a --workers
+  // primary, which forked this one with it): every lane that adopts it
+  // accepts from the one queue. → 0 or an errno, as Listen.
+  int AdoptListening(int raw, int* bound_port, const char** syscall) {
+    int err = 0;
+    *syscall = "getsockopt";
+    int listening = 0;
+    socklen_t size = sizeof listening;
+    if (::getsockopt(raw, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) != 0) return errno;
+    if (listening == 0) return EINVAL;
+    // Whatever the process that started this one left set: the socket is
+    // not for the processes this one starts (compression processes), and
+    // the lane never blocks on it.
+    *syscall = "fcntl";
+    if (::fcntl(raw, F_SETFD, FD_CLOEXEC) != 0) return errno;
+    const int flags = ::fcntl(raw, F_GETFL);
+    if (flags < 0 || ::fcntl(raw, F_SETFL, flags | O_NONBLOCK) != 0) return errno;
+    *syscall = "getsockname";
+    sockaddr_storage storage{};
+    socklen_t length = sizeof storage;
+    if (::getsockname(raw, reinterpret_cast<sockaddr*>(&storage), &length) != 0) return errno;
+    if (storage.ss_family != AF_INET && storage.ss_family != AF_INET6) return EINVAL;
+    *bound_port = PortOf(storage);
+    UniqueFd fd(raw);
+    err = Poll(&fd, syscall);
+    if (err != 0) fd.Release();  // still the caller's
+    return err;
+  }
+
+  static int PortOf(const sockaddr_storage& storage) {
+    return ntohs(storage.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_port
+                                               : reinterpret_cast<const sockaddr_in*>(&storage)->sin_port);
+  }
+
+  // A non-blocking, close-on-exec socket bound to address:port and listening
+  // (SO_REUSEADDR, backlog 511), in *out. → 0 or an errno, as Listen.
+  static int BindListening(const std::string& address, int port, bool ipv6, UniqueFd* out, int* bound_port,
+                           const char** syscall) {
     *syscall = "socket";
     UniqueFd fd(::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd.Valid()) return errno;
@@ -205,15 +249,21 @@ class LaneCore {
     if (::listen(fd.Get(), 511) != 0) return errno;
     length = sizeof storage;
     ::getsockname(fd.Get(), reinterpret_cast<sockaddr*>(&storage), &length);
-    *bound_port = ntohs(ipv6 ? reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port
-                             : reinterpret_cast<sockaddr_in*>(&storage)->sin_port);
+    *bound_port = PortOf(storage);
+    *out = std::move(fd);
+    return 0;
+  }
+
+  // The lane accepts from *fd (listening) from now on, and owns it; on a
+  // failure (→ its errno) *fd is left as it was.
+  int Poll(UniqueFd* fd, const char** syscall) {
     *syscall = "uv_poll_init";
-    int err = uv_poll_init(loop, &listen_poll, fd.Get());
+    int err = uv_poll_init(loop, &listen_poll, fd->Get());
     if (err != 0) return -err;
     listen_poll.data = this;
     open_handles++;
     listen_poll_open = true;
-    listen_fd = std::move(fd);
+    listen_fd = std::move(*fd);
     accepting = true;
     uv_poll_start(&listen_poll, UV_READABLE, OnListenReadable);
     return 0;
@@ -926,6 +976,8 @@ class Lane : public Napi::ObjectWrap<Lane> {
     return DefineClass(env, "Lane",
                        {
                            InstanceMethod<&Lane::Listen>("listen"),
+                           InstanceMethod<&Lane::Adopt>("adopt"),
+                           StaticMethod<&Lane::Bind>("bind"),
                            InstanceMethod<&Lane::Add>("add"),
                            InstanceMethod<&Lane::Forget>("forget"),
                            InstanceMethod<&Lane::Has>("has"),
@@ -963,6 +1015,30 @@ class Lane : public Napi::ObjectWrap<Lane> {
     const char* syscall = "";
     int err = core_->Listen(info[0].As<Napi::String>().Utf8Value(), info[1].As<Napi::Number>().Int32Value(),
                             info[2].ToBoolean().Value(), &port, &syscall);
+    return Listening(env, err, syscall, port);
+  }
+
+  // adopt(fd) → the port: the lane accepts from a listening socket this
+  // process inherited (a --workers worker; Lane.bind made it in the primary),
+  // and owns it from then (not on an error: then it is still the caller's).
+  Napi::Value Adopt(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!Alive(env)) return env.Undefined();
+    if (!info[0].IsNumber() || info[0].As<Napi::Number>().Int32Value() < 0) {
+      Napi::TypeError::New(env, "adopt(fd): fd must be a descriptor").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    if (core_->listen_poll_open) {
+      Napi::Error::New(env, "The native lane listens already").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    int port = 0;
+    const char* syscall = "";
+    int err = core_->AdoptListening(info[0].As<Napi::Number>().Int32Value(), &port, &syscall);
+    return Listening(env, err, syscall, port);
+  }
+
+  Napi::Value Listening(Napi::Env env, int err, const char* syscall, int port) {
     if (err != 0) {
       napi_value error = SystemError(env, err, syscall);
       if (error != nullptr) napi_throw(env, error);
@@ -975,6 +1051,31 @@ class Lane : public Napi::ObjectWrap<Lane> {
       referenced_ = true;
     }
     return Napi::Number::New(env, port);
+  }
+
+  // Lane.bind(address, port, ipv6) → { fd, port }: a listening socket that
+  // no lane polls, for a --workers primary to hand to the workers it forks
+  // (each adopts it); the caller closes fd. Errors as listen's.
+  static Napi::Value Bind(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsString() || !info[1].IsNumber()) {
+      Napi::TypeError::New(env, "bind(address, port, ipv6)").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    UniqueFd fd;
+    int port = 0;
+    const char* syscall = "";
+    int err = LaneCore::BindListening(info[0].As<Napi::String>().Utf8Value(), info[1].As<Napi::Number>().Int32Value(),
+                                      info[2].ToBoolean().Value(), &fd, &port, &syscall);
+    if (err != 0) {
+      napi_value error = SystemError(env, err, syscall);
+      if (error != nullptr) napi_throw(env, error);
+      return env.Undefined();
+    }
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("port", Napi::Number::New(env, port));
+    out.Set("fd", Napi::Number::New(env, fd.Release()));
+    return out;
   }
 
   // add(method, target, host, acceptEncoding, head, body, file) with target,

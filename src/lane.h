@@ -17,6 +17,9 @@
 //               a lent request's answer (with the three on* callbacks, a
 //               whole request without a body that the lane cannot answer is
 //               lent, not handed off: bin/lib/serve/lane-twin.js)
+//   .adopt(fd) → port   accepts from an inherited listening socket instead
+// Lane.bind(address, port, ipv6) → { fd, port }: a listening socket no lane
+//   polls (a --workers primary's, which its workers' lanes adopt)
 //   .add(method, target, host?, acceptEncoding?, head, bytes?, file?) → row id
 //   .forget(id) .has(id) .clear() .takeHits() → ids of the rows that answered
 //   .setBody(id, bytes)

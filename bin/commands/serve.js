@@ -64,7 +64,7 @@ function warnIfBroad (root) {
 }
 
 // --native-lane where it can run; where it cannot, one line says why and the
-// server goes on without it (in production --workers is the default).
+// server goes on without it.
 function withNativeLane (config) {
   if (!config.nativeLane) return config
   const refusal = laneRefusal(config)

@@ -14,8 +14,8 @@ const { adviceFor } = require('./advice')
 const { laneRefusal } = require('../serve/native-lane')
 
 // Whether `zcopy serve --native-lane` can run here: what serve's own check
-// says of a plain HTTP server in one process (TLS, HTTP/2 and --workers turn
-// it off wherever it runs). → { available, refusal }.
+// says of a plain HTTP server in one process (TLS and HTTP/2 turn it off
+// wherever it runs). → { available, refusal }.
 function nativeLane () {
   const refusal = laneRefusal({ tls: null, workers: 1 })
   return { available: refusal === null, refusal }

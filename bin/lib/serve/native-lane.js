@@ -9,13 +9,15 @@
 // but did not consume, and becomes a net.Socket of Node's own HTTP server, the
 // bytes put back in front: from then Node owns it, parses those bytes first
 // and keeps every option and protection zcopy serve sets on the server.
-// Plain HTTP in one process only: with TLS, HTTP/2 or --workers the lane is off.
+// Plain HTTP only: with TLS or HTTP/2 the lane is off. With --workers each
+// worker's lane accepts from the one socket the primary listens on
+// (shared-listener.js).
 
-const dns = require('node:dns')
 const net = require('node:net')
 const engine = require('../../../lib/engine')
 const { readLaneRecords } = require('./lane-log')
 const { lendTo } = require('./lane-twin')
+const { inheritedListener, listenAddress } = require('./shared-listener')
 
 // How often a stop looks whether the lane's answers in flight are done.
 const POLL_MS = 50
@@ -28,7 +30,9 @@ const USES_MS = 2000
 function laneRefusal (config) {
   if (engine.Lane === null) return 'the native addon is not loaded'
   if (config.tls !== null) return 'TLS and HTTP/2 stay on Node\'s stack'
-  if (config.workers > 1) return '--workers serve through Node\'s stack for now'
+  // Round-robin: the primary would accept every connection and pass it on.
+  const policy = process.env.NODE_CLUSTER_SCHED_POLICY
+  if (config.workers > 1 && policy && policy !== 'none') return `NODE_CLUSTER_SCHED_POLICY=${policy} hands connections out through Node's stack`
   return null
 }
 
@@ -97,10 +101,10 @@ function createNativeLane (logAnswer = null) {
     })
   }
 
-  async function listen (port, host) {
-    const { address, family } = await dns.promises.lookup(host)
-    const bound = lane.listen(address, port, family === 6)
-    return { address, family: family === 6 ? 'IPv6' : 'IPv4', port: bound }
+  // A --workers worker accepts from the socket its primary listens on.
+  function listen (port, host) {
+    const shared = inheritedListener()
+    return listenAddress(host, (address, ipv6) => shared === null ? lane.listen(address, port, ipv6) : lane.adopt(shared))
   }
 
   // No more connections; the idle ones closed at once, the answers in flight

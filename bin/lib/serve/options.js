@@ -90,7 +90,7 @@ const options = {
   quiet: { alias: 'q', describe: 'No access log', type: 'boolean', default: false },
   log: { describe: 'Access log format: text or json (one object per line)', type: 'string', default: 'text', requiresArg: true, coerce: logFormat },
   timeout: { describe: 'Seconds a connection may stay silent (no request yet, a client reading nothing) and a request head may take; idle keep-alive: 5 s; 0: no limit', type: 'string', default: 60, requiresArg: true, coerce: seconds('timeout') },
-  'native-lane': { describe: 'Answer repeated requests for files in C, handing the others to Node (plain HTTP, one process; off with TLS, --http2 or --workers)', type: 'boolean', default: false },
+  'native-lane': { describe: 'Answer repeated requests for files in C, handing the others to Node (plain HTTP; with --workers in every worker; off with TLS or --http2)', type: 'boolean', default: false },
   'shutdown-timeout': { describe: 'On SIGINT/SIGTERM, seconds in-flight responses get to finish', type: 'string', default: 10, requiresArg: true, coerce: seconds('shutdown-timeout') },
   open: { alias: 'o', describe: 'Open the URL in the browser', type: 'boolean', default: false }
 }

@@ -15,12 +15,16 @@
 // dies takes the connections queued on its listener with it). On 2 cores it
 // served 2.2–2.4× the short connections of round-robin and 1.4× those of
 // reusePort, kept-alive ones about as fast (0.93–1.2×; README, "Every core").
-// NODE_CLUSTER_SCHED_POLICY=rr still chooses round-robin.
+// NODE_CLUSTER_SCHED_POLICY=rr still chooses round-robin. With --native-lane
+// the primary listens instead, through the addon, and every worker's lane
+// accepts from that socket (shared-listener.js); a port the primary cannot
+// listen on is then its own failure, said in the same line.
 
 const cluster = require('node:cluster')
 const { announceListening } = require('./announce')
 const { createInstance, stopSignal } = require('./instance')
-const { listenPort, portTakenLine } = require('./listen-port')
+const { portTakenLine } = require('./listen-port')
+const { shareListener } = require('./shared-listener')
 const { openUrl } = require('./open')
 const { UsageError, failureLine } = require('../../../tools/usage-error')
 
@@ -35,7 +39,7 @@ async function runWorker ({ zcopy, root, config, write }) {
   const instance = createInstance({ zcopy, root, config, write })
   let address
   try {
-    address = await listenPort(instance.server, config, () => {})
+    address = await instance.listen(() => {})
   } catch (err) {
     process.send({ type: FATAL_TO_PRIMARY, message: err.message, usage: err instanceof UsageError }, () => process.exit(1))
     return
@@ -49,7 +53,23 @@ async function runWorker ({ zcopy, root, config, write }) {
   process.exit(0)
 }
 
-function runPrimary ({ zcopy, root, config, say, count }) {
+async function runPrimary (context) {
+  let shared = null
+  if (context.config.nativeLane) {
+    try {
+      shared = await shareListener(context.config)
+    } catch (err) {
+      const usage = err instanceof UsageError
+      process.stderr.write(failureLine({ message: err.message, usage }, ['serve']) + '\n')
+      process.exitCode = usage ? 2 : 1
+      return
+    }
+  }
+  return superviseWorkers({ ...context, shared })
+}
+
+// `shared`: the listener the workers' lanes adopt (shared-listener.js), or null.
+function superviseWorkers ({ zcopy, root, config, say, count, shared }) {
   return new Promise((resolve) => {
     const listening = new Map() // worker id → address, once it listens
     // Workers not exited yet, the primary's one list of them. Not cluster.workers:
@@ -65,7 +85,7 @@ function runPrimary ({ zcopy, root, config, say, count }) {
     const describeExit = (code, signal) => (signal ? `killed by ${signal}` : `exit code ${code}`)
 
     function fork () {
-      const worker = cluster.fork()
+      const worker = cluster.fork(shared === null ? undefined : shared.env)
       running.add(worker)
       worker.on('message', (message) => {
         if (!message || typeof message !== 'object') return
@@ -97,6 +117,8 @@ function runPrimary ({ zcopy, root, config, say, count }) {
       if (stopping) return
       stopping = true
       if (failure === null) say('zcopy: stopping')
+      // No worker is forked from now on; those running keep their copies.
+      if (shared !== null) shared.close()
       // A worker may have exited (one that could not listen, right after saying
       // so) before the primary handled its exit or its channel's close: the send
       // then fails with EPIPE, which without a callback is an 'error' event
