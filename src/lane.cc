@@ -15,12 +15,14 @@
 #include <ctime>
 #include <new>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "errors.h"
 #include "lane_table.h"
 #include "pending_changes.h"
+#include "plain_allocator.h"
 #include "request_head.h"
 #include "unique_fd.h"
 
@@ -63,6 +65,11 @@ struct LaneConnection {
   bool served = false;  // answered a request already (idle = keep-alive)
   bool handing_off = false;
   bool waits_writable = false;  // its poll handle watches for room, not requests
+  // One request lent to Node's server (LaneCore::Lend): its answer comes
+  // through write(id); nothing is read meanwhile.
+  bool lent = false;
+  bool writes_lent = false;  // `out` holds Node's bytes (Node logs that answer)
+  uint32_t id = 0;           // while lent
   int64_t last_ms = 0;
   int64_t head_ms = 0;  // when the head in `pending` began to arrive
   // What the access log says of the answer being written (LaneCore::LogAnswer).
@@ -117,6 +124,16 @@ class LaneCore {
   napi_ref on_log = nullptr;  // null: no access log (--quiet)
   std::string log;            // LogRecords not yet handed to JavaScript
   uv_check_t log_check;       // hands them over once per loop turn
+  // Lending (optional: without on_lend every request the lane does not answer
+  // hands its connection off): onLend(id, bytes, address, port, family),
+  // onWritten(id), onGone(id).
+  napi_ref on_lend = nullptr;
+  napi_ref on_written = nullptr;
+  napi_ref on_gone = nullptr;
+  uint32_t next_lent_id = 0;
+  std::unordered_map<uint32_t, LaneConnection*, std::hash<uint32_t>, std::equal_to<uint32_t>,
+                     PlainAllocator<std::pair<const uint32_t, LaneConnection*>>>
+      lent;
   napi_async_context async = nullptr;
   napi_async_cleanup_hook_handle hook = nullptr;
   UniqueFd listen_fd;
@@ -333,6 +350,9 @@ class LaneCore {
       if ((events & UV_WRITABLE) != 0) self->OnWritable(conn);
       return;
     }
+    // A lent request's client sent its FIN: Node's server (not half-open)
+    // drops what it has not answered then, and so does the lane.
+    if (conn->lent) return self->Close(conn);
     if ((events & UV_READABLE) != 0) self->ReadSome(conn);
   }
 
@@ -381,7 +401,13 @@ class LaneCore {
       }
       RowPtr row = Answerable(data, head);
       if (row == nullptr) {
-        HandOff(conn, data, size);
+        // Node answers a request that closes the connection, and the bytes
+        // after it (a 400, as llhttp reads them), as it does on its own.
+        if (on_lend != nullptr && !(size > head.length && ClosesAfter(data, head))) {
+          Lend(conn, data, head.length, size);
+        } else {
+          HandOff(conn, data, size);
+        }
         return false;
       }
       row->hit = true;
@@ -408,7 +434,9 @@ class LaneCore {
   // Room in the socket for the answer waiting for it; then the pipelined
   // requests read with it.
   void OnWritable(LaneConnection* conn) {
-    if (Write(conn) != Sent::kDone || conn->pending.empty()) return;
+    if (Write(conn) != Sent::kDone) return;
+    if (conn->lent) return CallLent(on_written, conn, nullptr, 0);
+    if (conn->pending.empty()) return;
     std::string bytes;
     bytes.swap(conn->pending);
     Process(conn, bytes.data(), bytes.size());
@@ -533,7 +561,8 @@ class LaneCore {
       }
       conn->file_offset += n;
     }
-    LogAnswer(conn, kEndedComplete);
+    if (!conn->writes_lent) LogAnswer(conn, kEndedComplete);
+    conn->writes_lent = false;
     conn->writing = false;
     conn->row = nullptr;
     std::string().swap(conn->out);  // its memory too (shrink_to_fit needs a newer libstdc++)
@@ -546,7 +575,11 @@ class LaneCore {
     }
     if (conn->waits_writable) {  // (an epoll_ctl only when the events change)
       conn->waits_writable = false;
-      uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
+      if (conn->lent) {
+        uv_poll_start(&conn->poll, UV_DISCONNECT, OnConnectionEvent);  // (Lend says why)
+      } else {
+        uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
+      }
     }
     return Sent::kDone;
   }
@@ -558,7 +591,8 @@ class LaneCore {
   }
 
   void Close(LaneConnection* conn) {
-    if (conn->writing) LogAnswer(conn, stopping || destroyed ? kEndedShutdown : kEndedAborted);
+    if (conn->writing && !conn->writes_lent) LogAnswer(conn, stopping || destroyed ? kEndedShutdown : kEndedAborted);
+    if (conn->lent) lent.erase(conn->id);  // onGone(id) from the close callback
     Unlink(conn);
     uv_poll_stop(&conn->poll);
     uv_close(reinterpret_cast<uv_handle_t*>(&conn->poll), OnConnectionClosed);
@@ -576,6 +610,7 @@ class LaneCore {
     auto* conn = static_cast<LaneConnection*>(handle->data);
     LaneCore* self = conn->core;
     if (conn->handing_off && !self->env_closing && !self->destroyed) self->CallHandOff(conn);
+    if (conn->lent && !self->env_closing) self->CallLent(self->on_gone, conn, nullptr, 0);
     delete conn;  // closes the descriptor unless JavaScript took it
     self->HandleClosed();
   }
@@ -605,6 +640,133 @@ class LaneCore {
     napi_close_handle_scope(env, scope);
   }
 
+  // A request the lane parsed whole (data[0, length), no body) but cannot
+  // answer goes to Node's server alone, through a twin socket
+  // (bin/lib/serve/lane-twin.js); the connection stays here. Nothing more is
+  // read until Node's answer is written (write) and done (Resume): one
+  // request at a time, as nginx, and the lent answer before any later one.
+  void Lend(LaneConnection* conn, const char* data, size_t length, size_t size) {
+    conn->pending.assign(data + length, size - length);
+    if (++next_lent_id == 0) next_lent_id = 1;
+    conn->id = next_lent_id;
+    conn->lent = true;
+    lent[conn->id] = conn;
+    conn->last_ms = NowMs(loop);
+    // Reads wait; a client that goes away (FIN or reset) is seen at once, so
+    // that Node stops answering it, as on a connection of its own.
+    uv_poll_start(&conn->poll, UV_DISCONNECT, OnConnectionEvent);
+    CallLent(on_lend, conn, data, length);
+  }
+
+  LaneConnection* LentConnection(uint32_t id) {
+    auto found = lent.find(id);
+    return found == lent.end() ? nullptr : found->second;
+  }
+
+  // Bytes of the lent request's answer, in order: → 0 when the kernel took
+  // them all, 1 when the rest waits for room (onWritten(id) then), -1 when
+  // the connection is gone.
+  int LentWrite(LaneConnection* conn, const char* data, size_t size) {
+    if (conn->writing) {  // (the twin writes once the last write is done)
+      conn->out.append(data, size);
+      return 1;
+    }
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n = ::send(conn->fd.Get(), data + done, size - done, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        Close(conn);
+        return -1;
+      }
+      done += static_cast<size_t>(n);
+    }
+    conn->last_ms = NowMs(loop);
+    if (done == size) return 0;
+    conn->out.assign(data + done, size - done);
+    conn->out_done = 0;
+    conn->row = nullptr;
+    conn->writing = true;
+    conn->writes_lent = true;
+    WaitWritable(conn);
+    return 1;
+  }
+
+  // Node's answer to the lent request is done: the connection closes once it
+  // is written (Node ended its twin), or the lane reads the next request.
+  void LentDone(LaneConnection* conn, bool close) {
+    lent.erase(conn->id);
+    conn->lent = false;
+    conn->served = true;
+    conn->last_ms = NowMs(loop);
+    conn->head_ms = conn->last_ms;  // a head read behind the lent request is timed from now
+    if (close || stopping) {
+      conn->close_after = true;
+      if (conn->writing) return;  // Write() closes it
+      ::shutdown(conn->fd.Get(), SHUT_WR);
+      return Close(conn);
+    }
+    if (conn->writing) return;  // OnWritable() reads on once it is written
+    uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
+    if (conn->pending.empty()) return;
+    std::string bytes;
+    bytes.swap(conn->pending);
+    Process(conn, bytes.data(), bytes.size());
+  }
+
+  // callback(id) or, with data, callback(id, bytes, address, port, family):
+  // the peer's address for the twin (the access log's).
+  void CallLent(napi_ref ref, LaneConnection* conn, const char* data, size_t size) {
+    napi_handle_scope scope = nullptr;
+    if (ref == nullptr || napi_open_handle_scope(env, &scope) != napi_ok) return;
+    napi_value callback = nullptr;
+    napi_value resource = nullptr;
+    napi_value argv[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+    size_t argc = 1;
+    bool ok = napi_get_reference_value(env, ref, &callback) == napi_ok && callback != nullptr &&
+              napi_create_object(env, &resource) == napi_ok && napi_create_uint32(env, conn->id, &argv[0]) == napi_ok;
+    if (ok && data != nullptr) {
+      argc = 5;
+      void* copy = nullptr;
+      sockaddr_storage peer{};
+      socklen_t peer_length = sizeof peer;
+      char address[INET6_ADDRSTRLEN] = "";
+      int port = 0;
+      const char* family = "";
+      if (::getpeername(conn->fd.Get(), reinterpret_cast<sockaddr*>(&peer), &peer_length) == 0) {
+        if (peer.ss_family == AF_INET6) {
+          const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&peer);
+          ::inet_ntop(AF_INET6, &in6->sin6_addr, address, sizeof address);
+          port = ntohs(in6->sin6_port);
+          family = "IPv6";
+        } else if (peer.ss_family == AF_INET) {
+          const auto* in4 = reinterpret_cast<const sockaddr_in*>(&peer);
+          ::inet_ntop(AF_INET, &in4->sin_addr, address, sizeof address);
+          port = ntohs(in4->sin_port);
+          family = "IPv4";
+        }
+      }
+      ok = napi_create_buffer_copy(env, size, data, &copy, &argv[1]) == napi_ok &&
+           napi_create_string_latin1(env, address, NAPI_AUTO_LENGTH, &argv[2]) == napi_ok &&
+           napi_create_int32(env, port, &argv[3]) == napi_ok &&
+           napi_create_string_latin1(env, family, NAPI_AUTO_LENGTH, &argv[4]) == napi_ok;
+    }
+    if (ok) {
+      napi_value result = nullptr;
+      if (napi_make_callback(env, async, resource, callback, argc, argv, &result) != napi_ok) {
+        bool pending = false;
+        napi_is_exception_pending(env, &pending);
+        if (pending) {
+          napi_value error = nullptr;
+          napi_get_and_clear_last_exception(env, &error);
+          napi_fatal_exception(env, error);
+        }
+      }
+    }
+    napi_close_handle_scope(env, scope);
+  }
+
   static void OnTimer(uv_timer_t* handle) {
     auto* self = static_cast<LaneCore*>(handle->data);
     if (self->accepting && self->listen_poll_open) {
@@ -619,7 +781,10 @@ class LaneCore {
     const int64_t now = NowMs(loop);
     for (LaneConnection* conn = first; conn != nullptr;) {
       LaneConnection* next = conn->next;
-      if (!conn->writing) {
+      if (conn->lent) {
+        // Node's answer idle for --timeout (its socket's timeout would fire).
+        if (idle_ms > 0 && now - conn->last_ms >= idle_ms) Close(conn);
+      } else if (!conn->writing) {
         const int64_t limit = conn->served && conn->pending.empty() ? keep_alive_ms : idle_ms;
         if (limit > 0 && now - conn->last_ms >= limit) {
           Close(conn);  // silent, as Node's server.timeout
@@ -705,7 +870,9 @@ class LaneCore {
     StopListening();
     for (LaneConnection* conn = first; conn != nullptr;) {
       LaneConnection* next = conn->next;
-      if (conn->writing) {
+      if (conn->lent) {
+        // Node's answer in flight: the connection closes once it is done.
+      } else if (conn->writing) {
         conn->close_after = true;
       } else {
         Close(conn);  // idle, or a head not whole yet: as Node's drain does
@@ -744,6 +911,9 @@ class LaneCore {
     if (!env_closing) {
       if (on_hand_off != nullptr) napi_delete_reference(env, on_hand_off);
       if (on_log != nullptr) napi_delete_reference(env, on_log);
+      for (napi_ref ref : {on_lend, on_written, on_gone}) {
+        if (ref != nullptr) napi_delete_reference(env, ref);
+      }
       if (async != nullptr) napi_async_destroy(env, async);
     }
     delete this;
@@ -782,6 +952,14 @@ class Lane : public Napi::ObjectWrap<Lane> {
     if (on_log.IsFunction()) napi_create_reference(env, on_log, 1, &core_->on_log);  // (left null if it fails)
     Napi::Value line = options.Get("keepAliveLine");
     if (line.IsString()) core_->keep_alive_line = line.As<Napi::String>().Utf8Value();
+    Napi::Value lend = options.Get("onLend");
+    Napi::Value written = options.Get("onWritten");
+    Napi::Value gone = options.Get("onGone");
+    if (lend.IsFunction() && written.IsFunction() && gone.IsFunction()) {
+      napi_create_reference(env, lend, 1, &core_->on_lend);
+      napi_create_reference(env, written, 1, &core_->on_written);
+      napi_create_reference(env, gone, 1, &core_->on_gone);
+    }
   }
 
   ~Lane() override {
@@ -808,6 +986,9 @@ class Lane : public Napi::ObjectWrap<Lane> {
                            InstanceMethod<&Lane::Clear>("clear"),
                            InstanceMethod<&Lane::Stop>("stop"),
                            InstanceMethod<&Lane::Connections>("connections"),
+                           InstanceMethod<&Lane::Write>("write"),
+                           InstanceMethod<&Lane::Finish>("finish"),
+                           InstanceMethod<&Lane::Cut>("cut"),
                            InstanceMethod<&Lane::Destroy>("destroy"),
                        });
   }
@@ -1026,6 +1207,45 @@ class Lane : public Napi::ObjectWrap<Lane> {
 
   Napi::Value Connections(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), core_ == nullptr ? 0 : static_cast<double>(core_->connections));
+  }
+
+  // write(id, bytes) → 0 (the kernel took them), 1 (onWritten(id) once it
+  // has), -1 (the connection is gone): the lent request's answer.
+  Napi::Value Write(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsNumber() || !info[1].IsBuffer()) {
+      Napi::TypeError::New(env, "write(id, bytes)").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    LaneConnection* conn = LentOf(info[0]);
+    if (conn == nullptr) return Napi::Number::New(env, -1);
+    Napi::Buffer<char> bytes = info[1].As<Napi::Buffer<char>>();
+    return Napi::Number::New(env, core_->LentWrite(conn, bytes.Data(), bytes.Length()));
+  }
+
+  // finish(id, close): Node's answer is done (all of it written); the
+  // connection closes (close) or reads its next request.
+  Napi::Value Finish(const Napi::CallbackInfo& info) {
+    LaneConnection* conn = LentOf(info[0]);
+    if (conn != nullptr) core_->LentDone(conn, info[1].ToBoolean().Value());
+    return info.Env().Undefined();
+  }
+
+  // cut(id): Node gave up on the answer (destroyed its twin): the
+  // connection closes now.
+  Napi::Value Cut(const Napi::CallbackInfo& info) {
+    LaneConnection* conn = LentOf(info[0]);
+    if (conn != nullptr) {
+      core_->lent.erase(conn->id);
+      conn->lent = false;  // JavaScript knows
+      core_->Close(conn);
+    }
+    return info.Env().Undefined();
+  }
+
+  LaneConnection* LentOf(const Napi::Value& id) {
+    if (core_ == nullptr || core_->destroyed || !id.IsNumber()) return nullptr;
+    return core_->LentConnection(id.As<Napi::Number>().Uint32Value());
   }
 
   Napi::Value Destroy(const Napi::CallbackInfo& info) {

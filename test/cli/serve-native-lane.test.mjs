@@ -189,8 +189,8 @@ describe('zcopy serve --native-lane', () => {
         const [withLane, without] = await Promise.all([exchange(lane, chunks), exchange(plain, chunks)])
         expect(withoutDate(withLane)).toBe(withoutDate(without))
         if (!name.startsWith('pipelined')) return
-        // The lane answered the GET and HEAD before the miss, Node (which has
-        // the connection from the miss on) the last GET: a line each.
+        // The lane answered the GET and HEAD before the miss and, once Node
+        // answered the miss it lent, the last GET: a line each.
         expect((await loggedLines(lane, '/a.txt')).length).toBe(before.length + 3)
       })
     }

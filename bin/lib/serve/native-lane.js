@@ -1,8 +1,11 @@
 'use strict'
 
 // zcopy serve --native-lane (issue 64): the addon's lane (src/lane.h) owns the
-// listening socket and its connections; every connection it does not answer
-// itself comes back here as a descriptor and the bytes the lane read from it
+// listening socket and its connections. A whole request without a body that it
+// has no answer for is lent to Node's server alone (lane-twin.js), and the
+// lane reads the connection's next request once Node's answer is written.
+// Every other connection it cannot go on with (a body, an upgrade, a head it
+// defers) comes back here as a descriptor and the bytes the lane read from it
 // but did not consume, and becomes a net.Socket of Node's own HTTP server, the
 // bytes put back in front: from then Node owns it, parses those bytes first
 // and keeps every option and protection zcopy serve sets on the server.
@@ -13,6 +16,7 @@
 const net = require('node:net')
 const engine = require('../../../lib/engine')
 const { readLaneRecords } = require('./lane-log')
+const { lendTo } = require('./lane-twin')
 const { inheritedListener, listenAddress } = require('./shared-listener')
 
 // How often a stop looks whether the lane's answers in flight are done.
@@ -51,14 +55,21 @@ function createNativeLane (logAnswer = null) {
   let usesTimer = null
 
   function handTo (server) {
+    let lending = null
     lane = new engine.Lane((fd, bytes) => handOff(server, fd, bytes), {
       // What Node's server writes, and when it closes an idle connection.
       keepAliveMs: server.keepAliveTimeout,
       keepAliveLine: server.keepAliveTimeout > 0 ? `Keep-Alive: timeout=${Math.floor(server.keepAliveTimeout / 1000)}\r\n` : '',
       idleMs: server.timeout,
       headTimeoutMs: server.headersTimeout, // then Node's 408
-      ...(logAnswer === null ? {} : { onLog: (records) => readLaneRecords(records).forEach(logAnswer) })
+      ...(logAnswer === null ? {} : { onLog: (records) => readLaneRecords(records).forEach(logAnswer) }),
+      // A whole request without a body that the lane has no answer for goes
+      // to Node alone (lane-twin.js); the lane keeps the connection.
+      onLend: (...args) => lending.lend(...args),
+      onWritten: (id) => lending.written(id),
+      onGone: (id) => lending.gone(id)
     })
+    lending = lendTo(server, lane)
     server.prependListener('request', (req) => targets.set(req, req.url))
     usesTimer = setInterval(() => {
       for (const id of lane.takeHits()) {

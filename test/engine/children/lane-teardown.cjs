@@ -1,7 +1,7 @@
 'use strict'
 
 // Workers that own a native lane (a listener and connections in the middle of
-// a head) are terminated: the lane's per-environment cleanup closes every
+// a head, or with a request lent to JavaScript that never answers) are terminated: the lane's per-environment cleanup closes every
 // descriptor and handle, and never calls into the dead environment. Prints
 // { workers, leaked (descriptors), clientsClosed }.
 
@@ -14,7 +14,16 @@ const WORKERS = 10
 
 if (!isMainThread) {
   const { Lane } = require('../../../lib/engine')
-  const lane = new Lane(() => {}, { keepAliveMs: 5000, keepAliveLine: '', idleMs: 60000, headTimeoutMs: 60000, onLog: () => {} })
+  const lane = new Lane(() => {}, {
+    keepAliveMs: 5000,
+    keepAliveLine: '',
+    idleMs: 60000,
+    headTimeoutMs: 60000,
+    onLog: () => {},
+    onLend: () => {}, // the lent request is never answered
+    onWritten: () => {},
+    onGone: () => {}
+  })
   parentPort.postMessage(lane.listen('127.0.0.1', 0, false))
   setInterval(() => {}, 1000) // stays alive until terminated
 } else {
@@ -43,7 +52,7 @@ async function main () {
     const worker = new Worker(__filename)
     const [port] = await once(worker, 'message')
     const clients = []
-    for (const head of ['', 'GET /partial HTTP/1.1\r\nHo']) {
+    for (const head of ['', 'GET /partial HTTP/1.1\r\nHo', 'GET /lent HTTP/1.1\r\nHost: x\r\n\r\n']) {
       const socket = net.connect(port, '127.0.0.1')
       socket.on('error', () => {})
       await once(socket, 'connect')
