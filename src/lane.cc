@@ -402,8 +402,10 @@ class LaneCore {
       RowPtr row = Answerable(data, head);
       if (row == nullptr) {
         // Node answers a request that closes the connection, and the bytes
-        // after it (a 400, as llhttp reads them), as it does on its own.
-        if (on_lend != nullptr && !(size > head.length && ClosesAfter(data, head))) {
+        // after it (a 400, as llhttp reads them), as it does on its own. A
+        // range goes with its connection: a lent answer is copied through the
+        // twin, and ranges are where large bodies are (players seek in video).
+        if (on_lend != nullptr && !head.range.present && !(size > head.length && ClosesAfter(data, head))) {
           Lend(conn, data, head.length, size);
         } else {
           HandOff(conn, data, size);

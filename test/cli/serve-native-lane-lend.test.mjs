@@ -1,5 +1,5 @@
 // zcopy serve --native-lane lends a request it parsed whole but cannot answer
-// (a miss, a 404, a listing, a conditional or range request) to Node's server
+// (a miss, a 404, a listing, a conditional request) to Node's server
 // alone, through a twin socket (bin/lib/serve/lane-twin.js), writes Node's
 // answer itself and then reads the connection's next request: a keep-alive
 // connection that misses once stays with the lane. Real sockets, real
@@ -88,7 +88,7 @@ const CASES = {
     GET('/a.txt') + 'HEAD /nope HTTP/1.1\r\nHost: localhost\r\n\r\n' + 'HEAD /docs/ HTTP/1.1\r\nHost: localhost\r\n\r\n' +
     GET('/a.txt', 'Connection: close\r\n')
   ],
-  'a range and a condition (lent), then a hit': [
+  'a range (its connection handed off), a condition, then a hit': [
     GET('/a.txt', 'Range: bytes=1-2\r\n') + GET('/a.txt', 'If-None-Match: "nothing"\r\n') + GET('/a.txt', 'Connection: close\r\n')
   ],
   'Connection: close on a miss: closed after its answer': [GET('/nope', 'Connection: close\r\n') + GET('/a.txt')],
@@ -229,6 +229,23 @@ describe.runIf(native !== null)('a lane in this process', () => {
       expect(await other.ask(GET('/a.txt'), 'alpha\n')).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
       expect(seen.count).toBe(3)
       first.socket.destroy()
+      other.socket.destroy()
+    } finally {
+      await stop()
+    }
+  })
+
+  test('a range request goes to Node with its connection, for good: its body by sendfile on a socket of Node\'s', async () => {
+    const { port, seen, stop } = await laneInProcess()
+    try {
+      const warm = await connection(port)
+      await warm.ask(GET('/a.txt'), 'alpha\n') // the row
+      const other = await connection(port)
+      expect(await other.ask(GET('/a.txt', 'Range: bytes=1-3\r\n'), 'lph')).toMatch(/^HTTP\/1\.1 206 Partial Content\r\n/)
+      expect(seen.count).toBe(2)
+      expect(await other.ask(GET('/a.txt'), 'alpha\n')).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+      expect(seen.count).toBe(3) // Node's connection now, hits included
+      warm.socket.destroy()
       other.socket.destroy()
     } finally {
       await stop()
