@@ -64,6 +64,7 @@ struct LaneConnection {
   bool handing_off = false;
   bool waits_writable = false;  // its poll handle watches for room, not requests
   int64_t last_ms = 0;
+  int64_t head_ms = 0;  // since when the head in `pending` is being read (--timeout)
 };
 
 bool TokenIs(const char* data, const HeadSpan& span, const char* word) {
@@ -258,6 +259,7 @@ class LaneCore {
         return Close(conn);
       }
       conn->last_ms = NowMs(loop);
+      if (conn->pending.empty()) conn->head_ms = conn->last_ms;
       if (n == 0) {
         // End of the stream: Node answers a partial head (400), and closes an
         // idle connection as the lane does.
@@ -443,6 +445,7 @@ class LaneCore {
     conn->row = nullptr;
     std::string().swap(conn->out);  // its memory too (shrink_to_fit needs a newer libstdc++)
     conn->last_ms = NowMs(loop);
+    conn->head_ms = conn->last_ms;  // a pipelined head's time starts once its turn comes
     if (conn->close_after) {
       ::shutdown(conn->fd.Get(), SHUT_WR);
       Close(conn);
@@ -517,14 +520,23 @@ class LaneCore {
   }
 
   // Idle keep-alive connections close after keepAliveTimeout, connections
-  // that never sent a whole request after --timeout (as Node's server does).
+  // that never sent a whole request after --timeout (as Node's server does),
+  // and so does a head that is not whole --timeout after it began, however
+  // its bytes trickle in, with Node's 408 (its headersTimeout).
   void Sweep() {
     const int64_t now = NowMs(loop);
     for (LaneConnection* conn = first; conn != nullptr;) {
       LaneConnection* next = conn->next;
       if (!conn->writing) {
         const int64_t limit = conn->served && conn->pending.empty() ? keep_alive_ms : idle_ms;
-        if (limit > 0 && now - conn->last_ms >= limit) Close(conn);
+        if (limit > 0 && now - conn->last_ms >= limit) {
+          Close(conn);
+        } else if (!conn->pending.empty() && idle_ms > 0 && now - conn->head_ms >= idle_ms) {
+          // Best effort, as Node writes it: a client that reads nothing misses it.
+          static const char kTimedOut[] = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n";
+          ::send(conn->fd.Get(), kTimedOut, sizeof kTimedOut - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+          Close(conn);
+        }
       }
       conn = next;
     }
