@@ -58,3 +58,14 @@ export const withoutDate = (bytes) => bytes.toString('latin1').replace(/\r\nDate
 
 // How many descriptors process `pid` holds.
 export const fdCount = (pid) => fs.readdirSync(`/proc/${pid}/fd`).length
+
+// How many of them are sockets (not the files the servers keep open).
+export function socketCount (pid) {
+  let count = 0
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) count++
+    } catch {} // closed meanwhile
+  }
+  return count
+}
