@@ -9,17 +9,22 @@ export const portOf = (server) => Number(new URL(server.url).port)
 
 // Writes `chunks` (latin1 strings or Buffers) on one connection, `gapMs`
 // apart; with `end`, then half-closes it (shutdown(SHUT_WR)), or, with
-// `endWhen`, once endWhen(bytes received) says so. Resolves with
-// all it received until the server closed the connection, or, after
-// `timeoutMs`, with what came and `timedOut` (then it cuts the connection).
+// `endWhen`, once every chunk is written and endWhen(bytes received) says so.
+// Resolves with all it received until the server closed the connection, or,
+// after `timeoutMs`, with what came and `timedOut` (then it cuts the
+// connection); `reset` says whether the connection was reset.
 export async function exchange (port, chunks, { gapMs = 0, end = false, endWhen = null, timeoutMs = 10_000 } = {}) {
   const socket = net.connect(port, '127.0.0.1')
   socket.setNoDelay(true)
   const received = []
   let reset = false
+  let written = false // every chunk: endWhen is asked only then
+  const endIfDone = () => {
+    if (written && endWhen !== null && !socket.writableEnded && endWhen(Buffer.concat(received))) socket.end()
+  }
   socket.on('data', (chunk) => {
     received.push(chunk)
-    if (endWhen !== null && !socket.writableEnded && endWhen(Buffer.concat(received))) socket.end()
+    endIfDone()
   })
   socket.on('error', () => { reset = true }) // a cut (ECONNRESET, EPIPE): part of the outcome
   const closed = new Promise((resolve) => socket.once('close', resolve)) // not once(): an 'error' would reject it
@@ -29,6 +34,8 @@ export async function exchange (port, chunks, { gapMs = 0, end = false, endWhen 
     socket.write(typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk)
     if (gapMs > 0) await sleep(gapMs)
   }
+  written = true
+  endIfDone()
   if (end && !socket.destroyed) socket.end()
   let timer
   const timedOut = await Promise.race([

@@ -50,7 +50,11 @@ async function randomCases (rand, facts, server) {
     const requests = Array.from({ length: count }, (_, i) => randomRequest(rand, facts, { closing: i < count - 1 ? false : end === 'close' ? true : undefined }))
     const refusedOne = requests.length > 1 ? (await Promise.all(requests.map(isRefused))).indexOf(true) : -1
     if (refusedOne >= 0) requests.splice(0, requests.length, requests[refusedOne]) // alone
-    const write = rand.pick(['one', 'one', 'each', 'split'])
+    // Node may answer a request before its body is all in (a 405 to a PUT),
+    // and close: the rest of a body cut in pieces then meets a closed
+    // connection (a reset, or a 400), as timing has it. Bodies go whole.
+    const hasBody = requests.some((request) => /\r\n(content-length|transfer-encoding):/i.test(request))
+    const write = rand.pick(hasBody ? ['one', 'each'] : ['one', 'one', 'each', 'split'])
     const length = requests.join('').length
     const cuts = Array.from({ length: 1 + rand.int(4) }, () => 1 + rand.int(Math.max(1, length - 1))).sort((a, b) => a - b)
     cases.push({ requests, write, cuts, end })

@@ -129,6 +129,7 @@ describe.runIf(native !== null)('zcopy serve --native-lane against hostile clien
     for (const socket of sockets) socket.destroy()
     expect(Math.max(...written), 'requests the server took in').toBeLessThan(CAP)
     expect(grown / CLIENTS, `RSS per connection (${grown} bytes in all)`).toBeLessThan(2 * MiB)
+    console.log(`${CLIENTS} connections pipelining and never reading: ${Math.round(grown / CLIENTS / 1024)} KiB of RSS each, at most ${Math.max(...written)} bytes of requests taken`)
     for (let i = 0; i < 200 && fdCount(pid) > fdsBefore; i++) await sleep(50)
     expect(fdCount(pid)).toBeLessThanOrEqual(fdsBefore)
   })
