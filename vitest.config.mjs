@@ -17,7 +17,9 @@ const SLOW = [
   'test/cli/copy-loop.test.mjs',
   'test/cli/soak.test.mjs',
   // a minute of random heads against the native lane's request-head parser
-  'test/engine/request-head-fuzz.test.mjs'
+  'test/engine/request-head-fuzz.test.mjs',
+  // a minute of fuzzed connections against zcopy serve --native-lane
+  'test/cli/serve-native-lane-fuzz.test.mjs'
 ]
 
 // Files in which the choice between sendfile and the stream fallback changes

@@ -83,6 +83,9 @@ function createNativeLane (logAnswer = null) {
   function offer (req, res, { fd, stat, bytes, whenDropped, used }) {
     const target = targets.get(req)
     if (lane === null || target !== req.url) return // --single's index.html for another path: not the path's own answer
+    // Node never wrote this answer (its socket went first: res.end() then
+    // writes nothing, not even the head, and statusMessage stays unset).
+    if (!res.headersSent) return
     const host = req.headers.host ?? null
     const coding = req.headers['accept-encoding'] ?? null
     const key = JSON.stringify([req.method, target, host, coding])

@@ -1,0 +1,176 @@
+// zcopy serve --native-lane against hostile clients (issue 64): a head sent a
+// byte at a time (slowloris), a client that pipelines requests for a large
+// file and never reads, and 10,000 idle keep-alive connections. The lane must
+// close the first after --timeout, hold a bounded amount of memory for the
+// others (no read-ahead past one read while an answer waits for room; an idle
+// connection costs its struct and poll handle: nginx's ~1 KiB, bound here at
+// 4 KiB), close idle keep-alive connections after Node's keepAliveTimeout
+// (5 s) and leave no descriptor behind. Without the addon (ZCOPY_NATIVE=0)
+// the lane is off: nothing to test.
+import fs from 'node:fs'
+import net from 'node:net'
+import { execFileSync } from 'node:child_process'
+import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { native } from '../../lib/engine/binding.js'
+import { makeRoot, startServe } from './serve-helpers.mjs'
+import { exchange, fdCount, portOf } from './raw-exchange.mjs'
+
+const MiB = 1024 * 1024
+const IDLE_CONNECTIONS = 10_000
+
+const rssOf = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'latin1'))[1]) * 1024
+
+// The soft limit on descriptors raised to the hard one (servers and tests
+// commonly start at 1024): → the soft limit now. The server started after
+// this inherits it.
+function raiseFdLimit () {
+  const [, soft, hard] = /Max open files\s+(\d+|unlimited)\s+(\d+|unlimited)/.exec(fs.readFileSync('/proc/self/limits', 'latin1'))
+  const want = hard === 'unlimited' ? 1_048_576 : Number(hard)
+  if (soft !== 'unlimited' && Number(soft) < want) {
+    try {
+      execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${want}:${hard === 'unlimited' ? 'unlimited' : want}`])
+    } catch {} // no prlimit: the test uses as many connections as the limit allows
+  }
+  const [, now] = /Max open files\s+(\d+|unlimited)/.exec(fs.readFileSync('/proc/self/limits', 'latin1'))
+  return now === 'unlimited' ? Infinity : Number(now)
+}
+
+// Resolves once `socket` connected, sent a request for a file the lane
+// answers and read the whole answer: → when.
+async function servedOnce (socket, answerBytes) {
+  let got = 0
+  await once(socket, 'connect')
+  const done = new Promise((resolve, reject) => {
+    socket.on('data', (chunk) => {
+      got += chunk.length
+      if (got >= answerBytes) resolve()
+    })
+    socket.on('error', reject)
+  })
+  socket.write('GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\n')
+  await done
+  return Date.now()
+}
+
+describe.runIf(native !== null)('zcopy serve --native-lane against hostile clients', () => {
+  let root
+  let server
+  let idleServer
+  let limit
+  beforeAll(async () => {
+    limit = raiseFdLimit()
+    root = makeRoot({ 'a.txt': 'alpha\n', 'large.bin': Buffer.alloc(MiB, 'L') })
+    server = await startServe(root, ['--native-lane', '--quiet', '--no-compress', '--timeout', '2'])
+    // The first request of each file teaches the lane its answer.
+    for (const file of ['a.txt', 'large.bin']) {
+      await exchange(portOf(server), [`GET /${file} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`])
+    }
+  })
+  afterAll(async () => {
+    await Promise.all([server, idleServer].filter(Boolean).map((one) => one.stop()))
+    if (root) fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  test('a head sent a byte every 300 ms is closed after --timeout (2 s), not kept while bytes trickle in', async () => {
+    const socket = net.connect(portOf(server), '127.0.0.1')
+    let received = ''
+    socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
+    socket.on('error', () => {})
+    const closed = new Promise((resolve) => socket.once('close', resolve))
+    await once(socket, 'connect')
+    const started = Date.now()
+    socket.write('GET /a.txt HTTP/1.1\r\nHost: localhost\r\nX-Slow: ')
+    let open = true
+    closed.then(() => { open = false })
+    // 40 bytes over 12 s at most: far below the 16 KiB past which a head is refused.
+    for (let i = 0; i < 40 && open; i++) {
+      await sleep(300)
+      if (open) socket.write('a')
+    }
+    const elapsed = Date.now() - started
+    expect(open, `still open after ${elapsed} ms`).toBe(false)
+    expect(elapsed).toBeGreaterThanOrEqual(1500) // the lane sweeps once a second
+    // Node's own answer to a head that took too long (its headersTimeout).
+    expect(received).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n')
+  })
+
+  // The lane parses the next request only once an answer is written, and
+  // reads nothing while one waits for room: what waits is in the kernel's
+  // socket buffers, not in the server's memory. A lane that read ahead would
+  // hold up to 8 MiB of requests per connection here.
+  test('clients that pipeline requests for a large file and never read: memory stays bounded', async () => {
+    const CLIENTS = 8
+    const CAP = 8 * MiB
+    const request = 'GET /large.bin HTTP/1.1\r\nHost: localhost\r\n\r\n'
+    const chunk = Buffer.from(request.repeat(Math.floor(MiB / request.length)), 'latin1')
+    const pid = server.cli.child.pid
+    const fdsBefore = fdCount(pid)
+    const rssBefore = rssOf(pid)
+    const sockets = []
+    const written = await Promise.all(Array.from({ length: CLIENTS }, async () => {
+      const socket = net.connect(portOf(server), '127.0.0.1')
+      sockets.push(socket)
+      socket.on('error', () => {})
+      await once(socket, 'connect')
+      socket.pause() // never reads
+      let bytes = 0
+      while (bytes < CAP) {
+        bytes += chunk.length
+        if (socket.write(chunk)) continue
+        // Stalled: the server reads no more (or, reading ahead, drains it).
+        const drained = await Promise.race([once(socket, 'drain').then(() => true), sleep(1500).then(() => false)])
+        if (!drained) break
+      }
+      return bytes
+    }))
+    const grown = rssOf(pid) - rssBefore
+    for (const socket of sockets) socket.destroy()
+    expect(Math.max(...written), 'requests the server took in').toBeLessThan(CAP)
+    expect(grown / CLIENTS, `RSS per connection (${grown} bytes in all)`).toBeLessThan(2 * MiB)
+    console.log(`${CLIENTS} connections pipelining and never reading: ${Math.round(grown / CLIENTS / 1024)} KiB of RSS each, at most ${Math.max(...written)} bytes of requests taken`)
+    for (let i = 0; i < 200 && fdCount(pid) > fdsBefore; i++) await sleep(50)
+    expect(fdCount(pid)).toBeLessThanOrEqual(fdsBefore)
+  })
+
+  test(`${IDLE_CONNECTIONS} idle keep-alive connections: at most 4 KiB of RSS each, all closed after the keep-alive timeout`, async () => {
+    // Each connection takes a descriptor here and one in the server; keep
+    // room for the rest of both processes.
+    const count = Math.min(IDLE_CONNECTIONS, limit - 500)
+    if (count < IDLE_CONNECTIONS) console.log(`descriptor limit ${limit}: ${count} connections, not ${IDLE_CONNECTIONS}`)
+    // A server of its own: the memory the other tests' connections freed
+    // would hide what these take.
+    idleServer = await startServe(root, ['--native-lane', '--quiet', '--no-compress'])
+    const pid = idleServer.cli.child.pid
+    const answer = (await exchange(portOf(idleServer), ['GET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'])).bytes
+    const answerBytes = answer.length - 'close'.length + 'keep-alive'.length + 'Keep-Alive: timeout=5\r\n'.length
+    await sleep(200)
+    const fdsBefore = fdCount(pid)
+    const rssBefore = rssOf(pid)
+    const sockets = []
+    const idleFor = [] // per connection: → ms from its answer to its close
+    for (let i = 0; i < count; i += 250) {
+      await Promise.all(Array.from({ length: Math.min(250, count - i) }, async () => {
+        const socket = net.connect(portOf(idleServer), '127.0.0.1')
+        sockets.push(socket)
+        const closedAt = new Promise((resolve) => socket.once('close', () => resolve(Date.now())))
+        const servedAt = await servedOnce(socket, answerBytes)
+        idleFor.push(closedAt.then((at) => at - servedAt))
+      }))
+    }
+    expect(fdCount(pid) - fdsBefore).toBeGreaterThanOrEqual(count - 10) // (a socket of before may close meanwhile)
+    const perConnection = (rssOf(pid) - rssBefore) / count
+    expect(perConnection, 'RSS per idle connection').toBeLessThanOrEqual(4096)
+    console.log(`${count} idle keep-alive connections: ${Math.round(perConnection)} bytes of RSS each`)
+    // Closed by the server after keepAliveTimeout (5 s; the lane sweeps once a
+    // second), none before.
+    const idle = await Promise.race([Promise.all(idleFor), sleep(30_000).then(() => null)])
+    const open = sockets.filter((socket) => !socket.destroyed).length
+    for (const socket of sockets) socket.destroy()
+    expect(open, 'connections the server left open').toBe(0)
+    expect(Math.min(...idle), 'the shortest idle time before a close (ms)').toBeGreaterThanOrEqual(4000)
+    for (let i = 0; i < 200 && fdCount(pid) > fdsBefore; i++) await sleep(50)
+    expect(fdCount(pid)).toBeLessThanOrEqual(fdsBefore)
+  }, 90_000)
+})
