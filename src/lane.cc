@@ -68,8 +68,10 @@ struct LaneConnection {
   // One request lent to Node's server (LaneCore::Lend): its answer comes
   // through write(id); nothing is read meanwhile.
   bool lent = false;
-  bool writes_lent = false;  // `out` holds Node's bytes (Node logs that answer)
-  uint32_t id = 0;           // while lent
+  bool writes_lent = false;     // `out` holds Node's bytes (Node logs that answer)
+  bool lent_answering = false;  // Node began writing the lent request's answer
+  bool peer_ended = false;      // the client's FIN came while Node answered
+  uint32_t id = 0;              // while lent
   int64_t last_ms = 0;
   int64_t head_ms = 0;  // when the head in `pending` began to arrive
   // What the access log says of the answer being written (LaneCore::LogAnswer).
@@ -350,9 +352,17 @@ class LaneCore {
       if ((events & UV_WRITABLE) != 0) self->OnWritable(conn);
       return;
     }
-    // A lent request's client sent its FIN: Node's server (not half-open)
-    // drops what it has not answered then, and so does the lane.
-    if (conn->lent) return self->Close(conn);
+    // A lent request's client sent its FIN (or reset). Before Node began
+    // to answer, the request is dropped, as Node's server (not half-open)
+    // drops what it has not answered; once it began, its answer is written
+    // whole (a reset fails the write), as Node's own sendfile of it would
+    // be, rather than cut into a body shorter than its Content-Length.
+    if (conn->lent) {
+      if (!conn->lent_answering) return self->Close(conn);
+      conn->peer_ended = true;
+      uv_poll_stop(&conn->poll);
+      return;
+    }
     if ((events & UV_READABLE) != 0) self->ReadSome(conn);
   }
 
@@ -578,7 +588,11 @@ class LaneCore {
     if (conn->waits_writable) {  // (an epoll_ctl only when the events change)
       conn->waits_writable = false;
       if (conn->lent) {
-        uv_poll_start(&conn->poll, UV_DISCONNECT, OnConnectionEvent);  // (Lend says why)
+        if (conn->peer_ended) {
+          uv_poll_stop(&conn->poll);  // (OnConnectionEvent says why)
+        } else {
+          uv_poll_start(&conn->poll, UV_DISCONNECT, OnConnectionEvent);  // (Lend says why)
+        }
       } else {
         uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
       }
@@ -652,6 +666,8 @@ class LaneCore {
     if (++next_lent_id == 0) next_lent_id = 1;
     conn->id = next_lent_id;
     conn->lent = true;
+    conn->lent_answering = false;
+    conn->peer_ended = false;
     lent[conn->id] = conn;
     conn->last_ms = NowMs(loop);
     // Reads wait; a client that goes away (FIN or reset) is seen at once, so
@@ -669,6 +685,7 @@ class LaneCore {
   // them all, 1 when the rest waits for room (onWritten(id) then), -1 when
   // the connection is gone.
   int LentWrite(LaneConnection* conn, const char* data, size_t size) {
+    conn->lent_answering = true;
     if (conn->writing) {  // (the twin writes once the last write is done)
       conn->out.append(data, size);
       return 1;
