@@ -56,6 +56,7 @@ struct LaneConnection {
   std::string out;
   size_t out_done = 0;
   RowPtr row;
+  int64_t file_start = 0;  // where the row's body begins in the file (a range's start)
   int64_t file_offset = 0;
   int64_t file_end = 0;
   bool writing = false;
@@ -425,13 +426,12 @@ class LaneCore {
 
   // The row that answers this request, or null (then JavaScript answers it).
   RowPtr Answerable(const char* data, const RequestHead& head) {
-    if (head.range.present) return nullptr;
     if (head.connection.present && !TokenIs(data, head.connection, "close") &&
         !TokenIs(data, head.connection, "keep-alive")) {
       return nullptr;
     }
     RowPtr row = table.Find(AnswerKey(head.method, data, head.target, head.host, head.accept_encoding,
-                                      head.if_none_match, head.if_modified_since));
+                                      head.if_none_match, head.if_modified_since, head.range));
     if (row == nullptr) return nullptr;
     // A change the watches saw and JavaScript has not read yet may drop this
     // row: JavaScript answers (and reads the events first).
@@ -499,8 +499,8 @@ class LaneCore {
     if (body && row->in_memory) conn->out.append(row->body);
     conn->out_done = 0;
     conn->row = body && !row->in_memory ? row : nullptr;
-    conn->file_offset = 0;
-    conn->file_end = row->file_size;
+    conn->file_start = conn->file_offset = row->file_offset;
+    conn->file_end = row->file_offset + row->file_size;
     conn->close_after = close_after;
     conn->writing = true;
     conn->served = true;
@@ -656,7 +656,7 @@ class LaneCore {
     record.time_ms = static_cast<double>(now.tv_sec) * 1000 + static_cast<double>(now.tv_usec) / 1000;
     record.duration_ms = static_cast<double>(uv_hrtime() - conn->started_ns) / 1e6;
     const size_t from_memory = conn->out_done > conn->body_start ? conn->out_done - conn->body_start : 0;
-    record.bytes = static_cast<double>(from_memory) + static_cast<double>(conn->file_offset);
+    record.bytes = static_cast<double>(from_memory) + static_cast<double>(conn->file_offset - conn->file_start);
     record.status = StatusOf(conn->out);
     record.flags = conn->log_flags;
     record.ended = ended;
@@ -908,9 +908,11 @@ class Lane : public Napi::ObjectWrap<Lane> {
   // add(method, target, host, acceptEncoding, head, body, file, conditions,
   // source) with target, host and acceptEncoding as latin1 strings (host and
   // acceptEncoding null when not sent), head a Buffer (latin1), body a Buffer
-  // or null, file null or { fd, size, mtimeMs, noBody } (the descriptor is
-  // dup()ed; noBody: a 304, which sends no body), conditions null or
-  // { ifNoneMatch, ifModifiedSince } (latin1 strings, null when not sent), and
+  // or null, file null or { fd, size, mtimeMs, noBody, start, length } (the
+  // descriptor is dup()ed; noBody: a 304, which sends no body; start and
+  // length, when given: the one range a 206 sends), conditions null or
+  // { ifNoneMatch, ifModifiedSince, range } (latin1 strings, null when not
+  // sent), and
   // source null or { fd, size, mtimeMs }: the file a compressed variant was
   // made from, checked as the body's own file is.
   Napi::Value Add(const Napi::CallbackInfo& info) {
@@ -926,16 +928,17 @@ class Lane : public Napi::ObjectWrap<Lane> {
       Napi::TypeError::New(env, "add(): method must be GET or HEAD").ThrowAsJavaScriptException();
       return env.Undefined();
     }
-    // The key as the parser would give it, from a buffer of the five values.
-    Napi::Value values[5] = {info[1], info[2], info[3], env.Null(), env.Null()};
+    // The key as the parser would give it, from a buffer of the six values.
+    Napi::Value values[6] = {info[1], info[2], info[3], env.Null(), env.Null(), env.Null()};
     if (info[7].IsObject()) {
       Napi::Object conditions = info[7].As<Napi::Object>();
       values[3] = conditions.Get("ifNoneMatch");
       values[4] = conditions.Get("ifModifiedSince");
+      values[5] = conditions.Get("range");
     }
     std::string bytes;
-    HeadSpan spans[5];
-    for (int i = 0; i < 5; i++) {
+    HeadSpan spans[6];
+    for (int i = 0; i < 6; i++) {
       if (!values[i].IsString()) continue;
       std::string text = Latin1(values[i]);
       spans[i].present = true;
@@ -945,7 +948,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
     }
     RowPtr row = RowPtr::Make();
     row->key = AnswerKey(method == "GET" ? RequestMethod::kGet : RequestMethod::kHead, bytes.data(), spans[0], spans[1],
-                         spans[2], spans[3], spans[4]);
+                         spans[2], spans[3], spans[4], spans[5]);
     Napi::Buffer<char> head = info[4].As<Napi::Buffer<char>>();
     row->head.assign(head.Data(), head.Length());
     if (info[5].IsBuffer()) {
@@ -961,7 +964,14 @@ class Lane : public Napi::ObjectWrap<Lane> {
       row->has_file = true;
       row->no_body = file.Get("noBody").ToBoolean().Value();
       row->file_size = size;
-      if (row->in_memory && (row->no_body || row->body.size() != static_cast<size_t>(size))) {
+      if (file.Get("length").IsNumber()) {
+        row->file_offset = file.Get("start").ToNumber().Int64Value();
+        row->file_size = file.Get("length").ToNumber().Int64Value();
+        if (row->file_offset < 0 || row->file_size < 0 || row->file_size > size - row->file_offset) {
+          return Napi::Number::New(env, 0);
+        }
+      }
+      if (row->in_memory && (row->no_body || row->body.size() != static_cast<size_t>(row->file_size))) {
         return Napi::Number::New(env, 0);
       }
     } else if (row->in_memory) {

@@ -1,8 +1,8 @@
 // The native lane's answer table (see lane.h): answers that JavaScript
 // computed, replayed byte for byte, keyed by the exact bytes of what made
-// them: the method, the request target, Host, Accept-Encoding, If-None-Match
-// and If-Modified-Since (each sent or not). A row is only ever added by JavaScript and leaves on forget(), or here
-// when a revalidation finds that its file changed.
+// them: the method, the request target, Host, Accept-Encoding, If-None-Match,
+// If-Modified-Since and Range (each sent or not). A row is only ever added by JavaScript and leaves on forget(), or
+// here when a revalidation finds that its file changed.
 #pragma once
 
 #include <sys/types.h>
@@ -46,7 +46,8 @@ struct AnswerRow {
   std::string body;
   bool in_memory = false;
   UniqueFd file;
-  int64_t file_size = 0;
+  int64_t file_size = 0;    // the bytes sent from the file
+  int64_t file_offset = 0;  // where they start (a 206 of one range)
   RowStat stat;
   int64_t checked_ms = 0;  // the last fstat (or the registration)
   bool has_file = false;
@@ -107,8 +108,8 @@ using RowIds = std::vector<uint32_t, PlainAllocator<uint32_t>>;
 
 // The key of a request, from the buffer it was parsed from.
 std::string AnswerKey(RequestMethod method, const char* data, const HeadSpan& target, const HeadSpan& host,
-                      const HeadSpan& accept_encoding, const HeadSpan& if_none_match,
-                      const HeadSpan& if_modified_since);
+                      const HeadSpan& accept_encoding, const HeadSpan& if_none_match, const HeadSpan& if_modified_since,
+                      const HeadSpan& range);
 
 class AnswerTable {
  public:

@@ -8,13 +8,22 @@
 const { memoryBody } = require('./files')
 
 // Request headers after which an answer is no replay for others:
-// If-None-Match and If-Modified-Since are part of a replay's key instead.
-const REPLAY_SPOILERS = ['range', 'if-range', 'if-match', 'if-unmodified-since']
+// If-None-Match, If-Modified-Since and Range are part of a replay's key instead.
+const REPLAY_SPOILERS = ['if-range', 'if-match', 'if-unmodified-since']
+
+// The one range a 206 of `size` bytes sends ({ start, end }), from the
+// Content-Range it was answered with; null if there is none such.
+function rangeOf (res, size) {
+  const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(String(res.getHeader('content-range')))
+  if (match === null || Number(match[3]) !== size) return null
+  return { start: Number(match[1]), end: Number(match[2]) }
+}
 
 // Tells onReplayable of `server` (a FileServer) of an answer that depends only
-// on the request's method, target, Host, Accept-Encoding, If-None-Match and
-// If-Modified-Since, to a GET or HEAD without Range, If-Range, If-Match or
-// If-Unmodified-Since: a 304, or a whole 200 of the file itself, of a
+// on the request's method, target, Host, Accept-Encoding, If-None-Match,
+// If-Modified-Since and Range, to a GET or HEAD without If-Range, If-Match or
+// If-Unmodified-Since: a 304; a 206 of one range of the file itself
+// (`range`: { start, end }); or a whole 200 of the file itself, of a
 // precompressed sibling of a file whose siblings the cache keeps, or of a
 // compressed variant (none pending, no better coding wanted). With the
 // body's descriptor (valid during the call only; null for a variant kept
@@ -30,11 +39,20 @@ function offerReplay (server, req, res, file, { sent, located }) {
   const { entry, variant } = file
   if (onReplayable === null || file.variantPending || file.provisional) return
   if (REPLAY_SPOILERS.some((name) => req.headers[name] !== undefined)) return
+  let range = null
   if (res.statusCode === 304) {
     if (sent !== null) return
   } else {
     const size = entry === null ? file.bytes.length : entry.stat.size
-    if (res.statusCode !== 200 || (sent === null ? req.method !== 'HEAD' : !sent.complete || sent.bytes !== size)) return
+    if (req.headers.range !== undefined) {
+      if (res.statusCode !== 206 || variant !== undefined || file.encoding !== null) return
+      range = rangeOf(res, size)
+      if (range === null) return
+    } else if (res.statusCode !== 200) {
+      return
+    }
+    const length = range === null ? size : range.end - range.start + 1
+    if (sent === null ? req.method !== 'HEAD' : !sent.complete || sent.bytes !== length) return
   }
   const { cache } = server
   // A sibling or variant answers for the located file: its entry must be
@@ -50,7 +68,8 @@ function offerReplay (server, req, res, file, { sent, located }) {
     onReplayable(req, res, {
       fd: entry === null ? null : entry.fd,
       stat: entry === null ? null : entry.stat,
-      bytes: entry === null ? file.bytes : memoryBody(entry, false),
+      bytes: entry === null ? file.bytes : range === null ? memoryBody(entry, false) : null,
+      range,
       source: source === null ? null : { fd: source.fd, stat: source.stat },
       whenDropped: (listener) => {
         let called = false

@@ -63,17 +63,18 @@ export interface FileResponseOptions {
   /**
    * For `zcopy serve --native-lane` (experimental): called for each answer
    * that depends only on the request's method, target, Host,
-   * Accept-Encoding, If-None-Match and If-Modified-Since (to a GET or HEAD
-   * without Range, If-Range, If-Match or If-Unmodified-Since: a 304, or a
-   * whole 200 of the file, of a precompressed sibling or of a compressed
-   * variant, none pending), with the body's descriptor (valid during the call
-   * only; null for a variant kept in memory only) and its stat, the body when
-   * kept in memory, `source` (the descriptor and stat of the file a sibling or
+   * Accept-Encoding, If-None-Match, If-Modified-Since and Range (to a GET or
+   * HEAD without If-Range, If-Match or If-Unmodified-Since: a 304, a 206 of
+   * one range of the file, or a whole 200 of the file, of a precompressed
+   * sibling or of a compressed variant, none pending), with the body's
+   * descriptor (valid during the call only; null for a variant kept in memory
+   * only) and its stat, the body when kept in memory, `range` (of a 206),
+   * `source` (the descriptor and stat of the file a sibling or
    * variant stands for), `whenDropped` (its listener runs once the cache drops
    * a file the answer was made of, or the variant goes) and `used` (counts a
    * replay as a use of those files; returns the body kept in memory, if any).
    */
-  onReplayable?: (req: IncomingMessage, res: ServerResponse, answer: { fd: number | null, stat: Stats | null, bytes: Buffer | null, source: { fd: number, stat: Stats } | null, whenDropped: (listener: () => void) => void, used: () => Buffer | null }) => void
+  onReplayable?: (req: IncomingMessage, res: ServerResponse, answer: { fd: number | null, stat: Stats | null, bytes: Buffer | null, range: { start: number, end: number } | null, source: { fd: number, stat: Stats } | null, whenDropped: (listener: () => void) => void, used: () => Buffer | null }) => void
 }
 
 /** The `compress` option's settings (each optional). */

@@ -24,7 +24,8 @@ const root = makeRoot({
   'rewritten.js': script,
   'renamed.js': script,
   'linked.js': script,
-  'removed.js': script
+  'removed.js': script,
+  'ranged.txt': 'ranged, first version\n'
 })
 const ARGS = ['--precompressed', '--quiet']
 let lane
@@ -105,7 +106,11 @@ describe('zcopy serve --native-lane: 304s, variants and siblings', () => {
     'a 304 of a variant': () => [request('GET', '/bundle.js', `Accept-Encoding: br\r\nIf-None-Match: ${tags['/bundle.js'].brTag}\r\n`)],
     'a 304 of a variant kept in memory': () => [request('GET', '/script.js', `Accept-Encoding: br\r\nIf-None-Match: ${tags['/script.js'].brTag}\r\n`)],
     'a precompressed .br sibling': () => [request('GET', '/style.css', 'Accept-Encoding: br\r\n')],
-    'the file itself, Vary and all, to a client without br': () => [request('GET', '/style.css', 'Accept-Encoding: gzip\r\n')]
+    'the file itself, Vary and all, to a client without br': () => [request('GET', '/style.css', 'Accept-Encoding: gzip\r\n')],
+    'a range: 206': () => [request('GET', '/bundle.js', 'Range: bytes=100-70000\r\n')],
+    'a suffix range of a small file': () => [request('GET', '/a.txt', 'Range: bytes=-3\r\n')],
+    'HEAD with a range': () => [request('HEAD', '/bundle.js', 'Range: bytes=0-0\r\n')],
+    'a range and If-None-Match that does not match': () => [request('GET', '/a.txt', 'If-None-Match: "x"\r\nRange: bytes=1-2\r\n')]
   }
   for (const [name, chunksOf] of Object.entries(CASES)) {
     test(`${name}: the same bytes as without the lane, but for Date, and the repeats from the lane`, async () => {
@@ -168,6 +173,19 @@ describe('zcopy serve --native-lane: 304s, variants and siblings', () => {
         fs.writeFileSync(`${root}/renamed.js.tmp`, script.replace(/42/g, '44'))
         fs.renameSync(`${root}/renamed.js.tmp`, `${root}/renamed.js`)
       }, { strict: true, next: script.replace(/42/g, '44') })
+    })
+
+    test('a range of a file rewritten in place: the new bytes after the write', async () => {
+      const ask = () => get(lane, '/ranged.txt', 'Range: bytes=0-5\r\n')
+      expect((await ask()).body).toBe('ranged')
+      const before = await loggedLines(lane, '/ranged.txt')
+      expect((await ask()).body).toBe('ranged')
+      expect(await loggedLines(lane, '/ranged.txt')).toEqual(before) // the lane answered
+      fs.writeFileSync(`${root}/ranged.txt`, 'RANGED, second version\n')
+      const answer = await ask()
+      expect(answer.status).toBe(206)
+      expect(answer.headers['content-range']).toBe('bytes 0-5/23')
+      expect(answer.body).toBe('RANGED')
     })
 
     test('a variant\'s file removed: 404', async () => {

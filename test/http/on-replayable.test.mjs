@@ -71,8 +71,18 @@ it('hears a precompressed sibling once the cache keeps the siblings with the fil
   expect(heard).toEqual([{ method: 'GET', url: '/app.js', status: 200, size: 40, statSize: 40, source: 50 * 25, encoding: 'br' }])
 })
 
-it('hears no answer to a Range or another condition, and no 206, 412 or 404', async () => {
-  for (const headers of [{ range: 'bytes=0-9' }, { 'if-match': '*' }, { 'if-match': '"x"' }, { 'if-range': '"x"' }, { 'if-unmodified-since': new Date().toUTCString() }, { range: 'bytes=0-9', 'if-none-match': '"x"' }]) {
+it('hears a 206 of one range of the file, with the range', async () => {
+  for (const [range, start, end] of [['bytes=0-9', 0, 9], ['bytes=4990-', 4990, 4999], ['bytes=-5', 4995, 4999]]) {
+    const { heard, answers } = await heardFor('/a.bin', { headers: { range } })
+    expect(heard, range).toEqual([{ method: 'GET', url: '/a.bin', status: 206, ...file }])
+    expect(answers[0].range).toEqual({ start, end })
+    expect(answers[0].bytes).toBe(null) // sent from the descriptor
+  }
+  expect((await heardFor('/a.bin')).answers[0].range).toBe(null)
+})
+
+it('hears no answer to another condition or to several ranges, and no 416, 412 or 404', async () => {
+  for (const headers of [{ range: 'bytes=0-1,5-6' }, { range: 'bytes=9999-' }, { 'if-match': '*' }, { 'if-match': '"x"' }, { 'if-range': '"x"' }, { 'if-unmodified-since': new Date().toUTCString() }, { range: 'bytes=0-9', 'if-range': '"x"' }]) {
     const { response, heard } = await heardFor('/a.bin', { headers })
     expect(response.status).toBeGreaterThan(0)
     expect(heard, JSON.stringify(headers)).toEqual([])

@@ -40,7 +40,7 @@ const LANE_WRITES = new Set(['date', 'connection', 'keep-alive', 'transfer-encod
 // server.address()'s, stop(timeoutMs) → Promise, answersInFlight() }. `offer` is serveStatic's
 // onReplayable: the answers it hears are registered with the lane, which
 // replays them to the same requests (same method, target bytes, Host,
-// Accept-Encoding, If-None-Match and If-Modified-Since) until the open-file
+// Accept-Encoding, If-None-Match, If-Modified-Since and Range) until the open-file
 // cache drops the file's entry (or the variant store its variant).
 // `logAnswer(answer)` (request-log.js's logLaneAnswer, or null: no log) hears
 // each answer the lane wrote, in batches, the last at stop.
@@ -70,13 +70,13 @@ function createNativeLane (logAnswer = null) {
     }, USES_MS).unref()
   }
 
-  function offer (req, res, { fd, stat, bytes, source, whenDropped, used }) {
+  function offer (req, res, { fd, stat, bytes, range, source, whenDropped, used }) {
     const target = targets.get(req)
     if (lane === null || target !== req.url) return // --single's index.html for another path: not the path's own answer
     const host = req.headers.host ?? null
     const coding = req.headers['accept-encoding'] ?? null
-    const conditions = { ifNoneMatch: req.headers['if-none-match'] ?? null, ifModifiedSince: req.headers['if-modified-since'] ?? null }
-    const key = JSON.stringify([req.method, target, host, coding, conditions.ifNoneMatch, conditions.ifModifiedSince])
+    const conditions = { ifNoneMatch: req.headers['if-none-match'] ?? null, ifModifiedSince: req.headers['if-modified-since'] ?? null, range: req.headers.range ?? null }
+    const key = JSON.stringify([req.method, target, host, coding, conditions.ifNoneMatch, conditions.ifModifiedSince, conditions.range])
     const known = rows.get(key)
     if (known !== undefined && lane.has(known)) return
     const head = headOf(res)
@@ -86,7 +86,7 @@ function createNativeLane (logAnswer = null) {
     // and the file a variant or sibling stands for. A 304 of a variant kept
     // in memory has no file of its own: its source's is checked.
     const own = fd !== null ? { fd, stat } : noBody ? source : null
-    const file = own === null ? null : { fd: own.fd, size: own.stat.size, mtimeMs: own.stat.mtimeMs, noBody }
+    const file = own === null ? null : { fd: own.fd, size: own.stat.size, mtimeMs: own.stat.mtimeMs, noBody, ...rangeFields(range) }
     const from = source === null || own === source ? null : { fd: source.fd, size: source.stat.size, mtimeMs: source.stat.mtimeMs }
     const id = lane.add(req.method, target, host, coding, head, noBody ? null : bytes, file, conditions, from)
     if (id === 0) return // the file changed since its stat
@@ -144,6 +144,11 @@ function headOf (res) {
     for (const value of [].concat(res.getHeader(name))) head += `${name}: ${value}\r\n`
   }
   return length !== (res.statusCode === 304) ? Buffer.from(head, 'latin1') : null
+}
+
+// The part of the file a 206 sends, as the lane's add() takes it.
+function rangeFields (range) {
+  return range === null ? {} : { start: range.start, length: range.end - range.start + 1 }
 }
 
 // Node's server takes the connection: `bytes` go back in front of what the
