@@ -430,6 +430,11 @@ class LaneCore {
         !TokenIs(data, head.connection, "keep-alive")) {
       return nullptr;
     }
+    // A condition with Cache-Control (no-cache fails it) is JavaScript's to
+    // weigh: the key does not hold Cache-Control.
+    if (head.cache_control.present && (head.if_none_match.present || head.if_modified_since.present)) {
+      return nullptr;
+    }
     RowPtr row = table.Find(AnswerKey(head.method, data, head.target, head.host, head.accept_encoding,
                                       head.if_none_match, head.if_modified_since, head.range));
     if (row == nullptr) return nullptr;

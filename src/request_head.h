@@ -43,6 +43,7 @@ struct RequestHead {
   HeadSpan if_modified_since;
   HeadSpan range;
   HeadSpan connection;
+  HeadSpan cache_control;  // its no-cache makes If-None-Match/If-Modified-Since fail
 };
 
 // Reads the head at the start of data[0, size). Pure: no allocation, no state

@@ -39,6 +39,10 @@ function offerReplay (server, req, res, file, { sent, located }) {
   const { entry, variant } = file
   if (onReplayable === null || file.variantPending || file.provisional) return
   if (REPLAY_SPOILERS.some((name) => req.headers[name] !== undefined)) return
+  // Cache-Control: no-cache fails a condition; the lane hands off every
+  // condition sent with Cache-Control, and its key holds none.
+  const conditional = req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined
+  if (conditional && req.headers['cache-control'] !== undefined) return
   let range = null
   if (res.statusCode === 304) {
     if (sent !== null) return

@@ -131,6 +131,18 @@ describe('zcopy serve --native-lane: 304s, variants and siblings', () => {
     })
   }
 
+  test('a 304 learned, then the same If-None-Match with Cache-Control: no-cache: the 200 Node gives', async () => {
+    const learned = request('GET', '/a.txt', `If-None-Match: ${tags['/a.txt'].etag}\r\n`)
+    await exchange(lane, [learned])
+    await exchange(lane, [learned])
+    for (const fields of [`Cache-Control: no-cache\r\nIf-None-Match: ${tags['/a.txt'].etag}\r\n`, `If-None-Match: ${tags['/a.txt'].etag}\r\nCache-Control: max-age=0, no-cache\r\n`]) {
+      const chunks = [request('GET', '/a.txt', fields)]
+      const [withLane, without] = await Promise.all([exchange(lane, chunks), exchange(plain, chunks)])
+      expect(withLane.toString('latin1')).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+      expect(withoutDate(withLane)).toBe(withoutDate(without))
+    }
+  })
+
   describe.runIf(native !== null)('never stale', () => {
     // Learns the br variant of `path` (and its 304), then changes the file
     // with `change`, and asks until the new content comes: every answer after
