@@ -200,6 +200,25 @@ describe('zcopy serve --native-lane: 304s, variants and siblings', () => {
       expect(answer.body).toBe('RANGED')
     })
 
+    test('a precompressed sibling rewritten in place, then removed: never the old sibling after it', async () => {
+      const css = 'body { color: red }\n'.repeat(100)
+      const ask = () => get(lane, '/style.css', 'Accept-Encoding: br\r\n')
+      await ask()
+      await ask()
+      const before = await loggedLines(lane, '/style.css')
+      expect(decoded(await ask())).toBe(css)
+      expect(await loggedLines(lane, '/style.css')).toEqual(before) // the lane answered
+      const next = 'body { color: blue }\n'.repeat(100)
+      fs.writeFileSync(`${root}/style.css.br`, zlib.brotliCompressSync(next))
+      let answer = await ask()
+      expect(answer.headers['content-encoding']).toBe('br')
+      expect(decoded(answer)).toBe(next)
+      fs.rmSync(`${root}/style.css.br`)
+      answer = await ask()
+      expect(answer.headers['content-encoding']).toBeUndefined()
+      expect(decoded(answer)).toBe(css)
+    })
+
     test('a variant\'s file removed: 404', async () => {
       await changeAndAsk('/removed.js', () => fs.rmSync(`${root}/removed.js`), { strict: true, next: null })
     })
