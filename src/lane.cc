@@ -432,7 +432,7 @@ class LaneCore {
     }
     // A condition with Cache-Control (no-cache fails it) is JavaScript's to
     // weigh: the key does not hold Cache-Control.
-    if (head.cache_control.present && (head.if_none_match.present || head.if_modified_since.present)) {
+    if (head.cache_control && (head.if_none_match.present || head.if_modified_since.present)) {
       return nullptr;
     }
     RowPtr row = table.Find(AnswerKey(head.method, data, head.target, head.host, head.accept_encoding,
