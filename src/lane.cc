@@ -86,6 +86,7 @@ struct LogRecord {
 };
 static_assert(sizeof(LogRecord) == 32, "lane-log.js reads 32-byte records");
 constexpr uint8_t kLogHead = 1;
+constexpr int kLogCodingShift = 3;  // flags >> 3: the row's log_coding
 constexpr uint8_t kLogZeroCopy = 2;
 constexpr uint8_t kLogFromMemory = 4;
 constexpr uint8_t kEndedComplete = 0;
@@ -501,6 +502,7 @@ class LaneCore {
     conn->body_start = conn->out.size();
     const bool body = !head_only && !row->no_body;
     conn->log_flags = head_only ? kLogHead : !body ? 0 : row->in_memory ? kLogFromMemory : kLogZeroCopy;
+    conn->log_flags = static_cast<uint8_t>(conn->log_flags | row->log_coding << kLogCodingShift);
     if (body && row->in_memory) conn->out.append(row->body);
     conn->out_done = 0;
     conn->row = body && !row->in_memory ? row : nullptr;
@@ -919,12 +921,14 @@ class Lane : public Napi::ObjectWrap<Lane> {
   // { ifNoneMatch, ifModifiedSince, range } (latin1 strings, null when not
   // sent), and
   // source null or { fd, size, mtimeMs }: the file a compressed variant was
-  // made from, checked as the body's own file is.
+  // made from, checked as the body's own file is; and logCoding, the number
+  // (0-31) of the Content-Encoding for the access log (lane-log.js).
   Napi::Value Add(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!Alive(env)) return env.Undefined();
     if (!info[0].IsString() || !info[1].IsString() || !info[4].IsBuffer()) {
-      Napi::TypeError::New(env, "add(method, target, host, acceptEncoding, head, body, file, conditions, source)")
+      Napi::TypeError::New(env,
+                           "add(method, target, host, acceptEncoding, head, body, file, conditions, source, logCoding)")
           .ThrowAsJavaScriptException();
       return env.Undefined();
     }
@@ -988,6 +992,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
       if (held != Held::kOk) return NotAdded(env, held);
       row->has_source = true;
     }
+    if (info[9].IsNumber()) row->log_coding = static_cast<uint8_t>(info[9].As<Napi::Number>().Uint32Value() & 31);
     if (!row->has_file && !row->in_memory) return Napi::Number::New(env, 0);
     row->checked_ms = NowMs(core_->loop);
     return Napi::Number::New(env, core_->table.Add(row));

@@ -54,6 +54,7 @@ struct AnswerRow {
   // A 304: no body and no Content-Length (Node then closes an HTTP/1.0
   // connection even when keep-alive was asked for).
   bool no_body = false;
+  uint8_t log_coding = 0;  // the Content-Encoding the access log names (lane-log.js's CODINGS)
   // The file a compressed variant was made from: it may change while the
   // variant's own file does not, so a revalidation checks both.
   UniqueFd source;

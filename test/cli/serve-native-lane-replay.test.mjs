@@ -9,7 +9,7 @@ import zlib from 'node:zlib'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
-import { exchange, get, makeRoot, startServe, withoutDate } from './serve-helpers.mjs'
+import { exchange, get, loggedLines, makeRoot, startServe, withoutDate } from './serve-helpers.mjs'
 
 // A bundle of 212 KiB whose variants are larger than the 64 KiB kept in
 // memory (sent from the variant's file), and a small script whose are not.
@@ -155,6 +155,15 @@ describe('zcopy serve --native-lane: 304s, variants and siblings', () => {
       expect(withLane.toString('latin1')).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
       expect(withoutDate(withLane)).toBe(withoutDate(without))
     }
+  })
+
+  test.runIf(native !== null)('the access log names the coding of a replayed variant, as for Node\'s answers', async () => {
+    const lines = (await loggedLines(lane, '/bundle.js')).length
+    for (let i = 0; i < 3; i++) await get(lane, '/bundle.js', 'Accept-Encoding: br\r\n')
+    expect(descriptorsOf(lane, `${root}/bundle.js`)).toBeGreaterThanOrEqual(2) // the lane's rows
+    const logged = (await loggedLines(lane, '/bundle.js')).slice(lines)
+    expect(logged.length).toBe(3)
+    for (const line of logged) expect(line).toMatch(/^GET \/bundle\.js 200 .* br\b/)
   })
 
   describe.runIf(native !== null)('never stale', () => {

@@ -12,7 +12,7 @@
 
 const net = require('node:net')
 const engine = require('../../../lib/engine')
-const { readLaneRecords } = require('./lane-log')
+const { CODINGS, readLaneRecords } = require('./lane-log')
 const { inheritedListener, listenAddress } = require('./shared-listener')
 
 // How often a stop looks whether the lane's answers in flight are done.
@@ -88,7 +88,10 @@ function createNativeLane (logAnswer = null) {
     const own = fd !== null ? { fd, stat } : noBody ? source : null
     const file = own === null ? null : { fd: own.fd, size: own.stat.size, mtimeMs: own.stat.mtimeMs, noBody, ...rangeFields(range) }
     const from = source === null || own === source ? null : { fd: source.fd, size: source.stat.size, mtimeMs: source.stat.mtimeMs }
-    const id = lane.add(req.method, target, host, coding, head, noBody ? null : bytes, file, conditions, from)
+    // The access log names the answer's coding as the JavaScript path does.
+    const logCoding = CODINGS.indexOf(String(res.getHeader('content-encoding') ?? '') || null)
+    if (logCoding < 0) return
+    const id = lane.add(req.method, target, host, coding, head, noBody ? null : bytes, file, conditions, from, logCoding)
     if (id === 0) return // the file changed since its stat
     rows.set(key, id)
     uses.set(id, used)
