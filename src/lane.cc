@@ -58,6 +58,7 @@ struct LaneConnection {
   std::string out;
   size_t out_done = 0;
   RowPtr row;
+  int64_t file_start = 0;  // where the row's body begins in the file (a range's start)
   int64_t file_offset = 0;
   int64_t file_end = 0;
   bool writing = false;
@@ -94,6 +95,7 @@ struct LogRecord {
 };
 static_assert(sizeof(LogRecord) == 32, "lane-log.js reads 32-byte records");
 constexpr uint8_t kLogHead = 1;
+constexpr int kLogCodingShift = 3;  // flags >> 3: the row's log_coding
 constexpr uint8_t kLogZeroCopy = 2;
 constexpr uint8_t kLogFromMemory = 4;
 constexpr uint8_t kEndedComplete = 0;
@@ -423,7 +425,8 @@ class LaneCore {
         return false;
       }
       row->hit = true;
-      const bool close_after = ClosesAfter(data, head) || stopping;
+      // Without a Content-Length (a 304), Node keeps no HTTP/1.0 connection.
+      const bool close_after = ClosesAfter(data, head) || stopping || (row->no_body && head.version_minor == 0);
       if (on_log != nullptr) {
         conn->log_target.assign(data + head.target.offset, head.target.length);
         conn->started_ns = uv_hrtime();
@@ -464,26 +467,36 @@ class LaneCore {
 
   // The row that answers this request, or null (then JavaScript answers it).
   RowPtr Answerable(const char* data, const RequestHead& head) {
-    if (head.range.present || head.if_none_match.present || head.if_modified_since.present) return nullptr;
     if (head.connection.present && !TokenIs(data, head.connection, "close") &&
         !TokenIs(data, head.connection, "keep-alive")) {
       return nullptr;
     }
-    RowPtr row = table.Find(AnswerKey(head.method, data, head.target, head.host, head.accept_encoding));
+    // A condition with Cache-Control (no-cache fails it) is JavaScript's to
+    // weigh: the key does not hold Cache-Control.
+    if (head.cache_control && (head.if_none_match.present || head.if_modified_since.present)) {
+      return nullptr;
+    }
+    RowPtr row = table.Find(AnswerKey(head.method, data, head.target, head.host, head.accept_encoding,
+                                      head.if_none_match, head.if_modified_since, head.range));
     if (row == nullptr) return nullptr;
     // A change the watches saw and JavaScript has not read yet may drop this
     // row: JavaScript answers (and reads the events first).
     if (InotifyEventsQueued(loop, &inotify_fd) != 0) return nullptr;
-    if (!row->has_file) return row;
+    if (!row->has_file && !row->has_source) return row;
     const int64_t now = NowMs(loop);
     if (now - row->checked_ms < kRevalidateMs) return row;
-    RowStat now_stat;
-    if (StatOf(row->file.Get(), &now_stat) != 0 || !(now_stat == row->stat)) {
+    if ((row->has_file && !Unchanged(row->file, row->stat)) ||
+        (row->has_source && !Unchanged(row->source, row->source_stat))) {
       table.Forget(row->id);  // JavaScript answers, and registers the new answer
       return nullptr;
     }
     row->checked_ms = now;
     return row;
+  }
+
+  static bool Unchanged(const UniqueFd& fd, const RowStat& stat) {
+    RowStat now_stat;
+    return StatOf(fd.Get(), &now_stat) == 0 && now_stat == stat;
   }
 
   // fstat through libuv, not glibc's fstat (file_stat.h says why): 0, or
@@ -527,12 +540,14 @@ class LaneCore {
     }
     conn->out.append("\r\n");
     conn->body_start = conn->out.size();
-    conn->log_flags = head_only ? kLogHead : row->in_memory ? kLogFromMemory : kLogZeroCopy;
-    if (!head_only && row->in_memory) conn->out.append(row->body);
+    const bool body = !head_only && !row->no_body;
+    conn->log_flags = head_only ? kLogHead : !body ? 0 : row->in_memory ? kLogFromMemory : kLogZeroCopy;
+    conn->log_flags = static_cast<uint8_t>(conn->log_flags | row->log_coding << kLogCodingShift);
+    if (body && row->in_memory) conn->out.append(row->body);
     conn->out_done = 0;
-    conn->row = head_only || row->in_memory ? nullptr : row;
-    conn->file_offset = 0;
-    conn->file_end = row->file_size;
+    conn->row = body && !row->in_memory ? row : nullptr;
+    conn->file_start = conn->file_offset = row->file_offset;
+    conn->file_end = row->file_offset + row->file_size;
     conn->close_after = close_after;
     conn->writing = true;
     conn->served = true;
@@ -832,7 +847,7 @@ class LaneCore {
     record.time_ms = static_cast<double>(now.tv_sec) * 1000 + static_cast<double>(now.tv_usec) / 1000;
     record.duration_ms = static_cast<double>(uv_hrtime() - conn->started_ns) / 1e6;
     const size_t from_memory = conn->out_done > conn->body_start ? conn->out_done - conn->body_start : 0;
-    record.bytes = static_cast<double>(from_memory) + static_cast<double>(conn->file_offset);
+    record.bytes = static_cast<double>(from_memory) + static_cast<double>(conn->file_offset - conn->file_start);
     record.status = StatusOf(conn->out);
     record.flags = conn->log_flags;
     record.ended = ended;
@@ -1097,15 +1112,23 @@ class Lane : public Napi::ObjectWrap<Lane> {
     return out;
   }
 
-  // add(method, target, host, acceptEncoding, head, body, file) with target,
-  // host and acceptEncoding as latin1 strings (host and acceptEncoding null
-  // when not sent), head a string (latin1), body a Buffer or null, file null or
-  // { fd, size, dev, ino, mtimeNs, ctimeNs } (the descriptor is dup()ed).
+  // add(method, target, host, acceptEncoding, head, body, file, conditions,
+  // source) with target, host and acceptEncoding as latin1 strings (host and
+  // acceptEncoding null when not sent), head a Buffer (latin1), body a Buffer
+  // or null, file null or { fd, size, mtimeMs, noBody, start, length } (the
+  // descriptor is dup()ed; noBody: a 304, which sends no body; start and
+  // length, when given: the one range a 206 sends), conditions null or
+  // { ifNoneMatch, ifModifiedSince, range } (latin1 strings, null when not
+  // sent), and
+  // source null or { fd, size, mtimeMs }: the file a compressed variant was
+  // made from, checked as the body's own file is; and logCoding, the number
+  // (0-31) of the Content-Encoding for the access log (lane-log.js).
   Napi::Value Add(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!Alive(env)) return env.Undefined();
     if (!info[0].IsString() || !info[1].IsString() || !info[4].IsBuffer()) {
-      Napi::TypeError::New(env, "add(method, target, host, acceptEncoding, head, body, file)")
+      Napi::TypeError::New(env,
+                           "add(method, target, host, acceptEncoding, head, body, file, conditions, source, logCoding)")
           .ThrowAsJavaScriptException();
       return env.Undefined();
     }
@@ -1114,13 +1137,19 @@ class Lane : public Napi::ObjectWrap<Lane> {
       Napi::TypeError::New(env, "add(): method must be GET or HEAD").ThrowAsJavaScriptException();
       return env.Undefined();
     }
-    // The key as the parser would give it, from a buffer of the three values.
+    // The key as the parser would give it, from a buffer of the six values.
+    Napi::Value values[6] = {info[1], info[2], info[3], env.Null(), env.Null(), env.Null()};
+    if (info[7].IsObject()) {
+      Napi::Object conditions = info[7].As<Napi::Object>();
+      values[3] = conditions.Get("ifNoneMatch");
+      values[4] = conditions.Get("ifModifiedSince");
+      values[5] = conditions.Get("range");
+    }
     std::string bytes;
-    HeadSpan spans[3];
-    for (int i = 0; i < 3; i++) {
-      Napi::Value value = info[static_cast<size_t>(1 + i)];
-      if (!value.IsString()) continue;
-      std::string text = Latin1(value);
+    HeadSpan spans[6];
+    for (int i = 0; i < 6; i++) {
+      if (!values[i].IsString()) continue;
+      std::string text = Latin1(values[i]);
       spans[i].present = true;
       spans[i].offset = static_cast<uint32_t>(bytes.size());
       spans[i].length = static_cast<uint32_t>(text.size());
@@ -1128,7 +1157,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
     }
     RowPtr row = RowPtr::Make();
     row->key = AnswerKey(method == "GET" ? RequestMethod::kGet : RequestMethod::kHead, bytes.data(), spans[0], spans[1],
-                         spans[2]);
+                         spans[2], spans[3], spans[4], spans[5]);
     Napi::Buffer<char> head = info[4].As<Napi::Buffer<char>>();
     row->head.assign(head.Data(), head.Length());
     if (info[5].IsBuffer()) {
@@ -1138,32 +1167,70 @@ class Lane : public Napi::ObjectWrap<Lane> {
     }
     if (info[6].IsObject()) {
       Napi::Object file = info[6].As<Napi::Object>();
-      const int fd = file.Get("fd").ToNumber().Int32Value();
-      int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-      if (copy < 0) {
-        napi_value error = SystemError(env, errno, "dup");
-        if (error != nullptr) napi_throw(env, error);
-        return env.Undefined();
-      }
-      row->file = UniqueFd(copy);
+      int64_t size = 0;
+      const Held held = Hold(env, file, &row->file, &row->stat, &size);
+      if (held != Held::kOk) return NotAdded(env, held);
       row->has_file = true;
-      const int stat_error = LaneCore::StatOf(copy, &row->stat);
-      if (stat_error != 0) {
-        napi_value error = SystemError(env, stat_error, "fstat");
-        if (error != nullptr) napi_throw(env, error);
-        return env.Undefined();
+      row->no_body = file.Get("noBody").ToBoolean().Value();
+      row->file_size = size;
+      if (file.Get("length").IsNumber()) {
+        row->file_offset = file.Get("start").ToNumber().Int64Value();
+        row->file_size = file.Get("length").ToNumber().Int64Value();
+        if (row->file_offset < 0 || row->file_size < 0 || row->file_size > size - row->file_offset) {
+          return Napi::Number::New(env, 0);
+        }
       }
-      row->file_size = file.Get("size").ToNumber().Int64Value();
-      // The answer JavaScript gave was for this size: a file that changed
-      // since (the stat differs from the one passed) is never registered.
-      if (row->file_size != row->stat.size ||
-          (row->in_memory && row->body.size() != static_cast<size_t>(row->file_size)) ||
-          file.Get("mtimeMs").ToNumber().Int64Value() != row->stat.mtime_ns / 1000000) {
+      if (row->in_memory && (row->no_body || row->body.size() != static_cast<size_t>(row->file_size))) {
         return Napi::Number::New(env, 0);
       }
-      row->checked_ms = NowMs(core_->loop);
+    } else if (row->in_memory) {
+      row->file_size = static_cast<int64_t>(row->body.size());
     }
+    if (info[8].IsObject()) {
+      int64_t size = 0;
+      const Held held = Hold(env, info[8].As<Napi::Object>(), &row->source, &row->source_stat, &size);
+      if (held != Held::kOk) return NotAdded(env, held);
+      row->has_source = true;
+    }
+    if (info[9].IsNumber()) row->log_coding = static_cast<uint8_t>(info[9].As<Napi::Number>().Uint32Value() & 31);
+    if (!row->has_file && !row->in_memory) return Napi::Number::New(env, 0);
+    row->checked_ms = NowMs(core_->loop);
     return Napi::Number::New(env, core_->table.Add(row));
+  }
+
+  enum class Held { kOk, kChanged, kFailed };
+
+  // 0 (not added) for a file that changed; nothing, with the exception
+  // pending, for a failure.
+  static Napi::Value NotAdded(Napi::Env env, Held held) {
+    if (held == Held::kChanged) return Napi::Number::New(env, 0);
+    return env.Undefined();
+  }
+
+  // The lane's own dup of `file.fd` into *fd, its stat into *stat and the size
+  // JavaScript answered for into *size. kFailed: dup or fstat failed (an
+  // exception is pending); kChanged: the file changed since the stat
+  // JavaScript answered on (the stat differs from the one passed), and is
+  // then never registered.
+  static Held Hold(Napi::Env env, const Napi::Object& file, UniqueFd* fd, RowStat* stat, int64_t* size) {
+    const int copy = ::fcntl(file.Get("fd").ToNumber().Int32Value(), F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) {
+      napi_value error = SystemError(env, errno, "dup");
+      if (error != nullptr) napi_throw(env, error);
+      return Held::kFailed;
+    }
+    *fd = UniqueFd(copy);
+    const int stat_error = LaneCore::StatOf(copy, stat);
+    if (stat_error != 0) {
+      napi_value error = SystemError(env, stat_error, "fstat");
+      if (error != nullptr) napi_throw(env, error);
+      return Held::kFailed;
+    }
+    *size = file.Get("size").ToNumber().Int64Value();
+    if (*size != stat->size || file.Get("mtimeMs").ToNumber().Int64Value() != stat->mtime_ns / 1000000) {
+      return Held::kChanged;
+    }
+    return Held::kOk;
   }
 
   static std::string Latin1(const Napi::Value& value) {
@@ -1206,7 +1273,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
     if (core_ == nullptr || !info[0].IsNumber() || !info[1].IsBuffer()) return info.Env().Undefined();
     RowPtr row = core_->table.Get(info[0].As<Napi::Number>().Uint32Value());
     Napi::Buffer<char> bytes = info[1].As<Napi::Buffer<char>>();
-    if (row == nullptr || row->in_memory || static_cast<int64_t>(bytes.Length()) != row->file_size) {
+    if (row == nullptr || row->in_memory || row->no_body || static_cast<int64_t>(bytes.Length()) != row->file_size) {
       return info.Env().Undefined();
     }
     row->body.assign(bytes.Data(), bytes.Length());

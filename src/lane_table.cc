@@ -17,13 +17,18 @@ void AppendSpan(std::string* key, const char* data, const HeadSpan& span) {
 }  // namespace
 
 std::string AnswerKey(RequestMethod method, const char* data, const HeadSpan& target, const HeadSpan& host,
-                      const HeadSpan& accept_encoding) {
+                      const HeadSpan& accept_encoding, const HeadSpan& if_none_match, const HeadSpan& if_modified_since,
+                      const HeadSpan& range) {
   std::string key;
-  key.reserve(16 + target.length + host.length + accept_encoding.length);
+  key.reserve(32 + target.length + host.length + accept_encoding.length + if_none_match.length +
+              if_modified_since.length + range.length);
   key.push_back(method == RequestMethod::kGet ? 'G' : 'H');
   AppendSpan(&key, data, target);
   AppendSpan(&key, data, host);
   AppendSpan(&key, data, accept_encoding);
+  AppendSpan(&key, data, if_none_match);
+  AppendSpan(&key, data, if_modified_since);
+  AppendSpan(&key, data, range);
   return key;
 }
 

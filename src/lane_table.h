@@ -1,8 +1,8 @@
 // The native lane's answer table (see lane.h): answers that JavaScript
 // computed, replayed byte for byte, keyed by the exact bytes of what made
-// them: the method, the request target, Host and Accept-Encoding (each sent or
-// not). A row is only ever added by JavaScript and leaves on forget(), or here
-// when a revalidation finds that its file changed.
+// them: the method, the request target, Host, Accept-Encoding, If-None-Match,
+// If-Modified-Since and Range (each sent or not). A row is only ever added by JavaScript and leaves on forget(), or
+// here when a revalidation finds that its file changed.
 #pragma once
 
 #include <sys/types.h>
@@ -46,10 +46,20 @@ struct AnswerRow {
   std::string body;
   bool in_memory = false;
   UniqueFd file;
-  int64_t file_size = 0;
+  int64_t file_size = 0;    // the bytes sent from the file
+  int64_t file_offset = 0;  // where they start (a 206 of one range)
   RowStat stat;
   int64_t checked_ms = 0;  // the last fstat (or the registration)
   bool has_file = false;
+  // A 304: no body and no Content-Length (Node then closes an HTTP/1.0
+  // connection even when keep-alive was asked for).
+  bool no_body = false;
+  uint8_t log_coding = 0;  // the Content-Encoding the access log names (lane-log.js's CODINGS)
+  // The file a compressed variant was made from: it may change while the
+  // variant's own file does not, so a revalidation checks both.
+  UniqueFd source;
+  RowStat source_stat;
+  bool has_source = false;
   bool gone = false;  // forgotten while a response was still using it
   bool hit = false;   // answered a request since the last TakeHits()
   uint32_t refs = 0;  // RowPtrs to it (the table's and responses' in flight)
@@ -99,7 +109,8 @@ using RowIds = std::vector<uint32_t, PlainAllocator<uint32_t>>;
 
 // The key of a request, from the buffer it was parsed from.
 std::string AnswerKey(RequestMethod method, const char* data, const HeadSpan& target, const HeadSpan& host,
-                      const HeadSpan& accept_encoding);
+                      const HeadSpan& accept_encoding, const HeadSpan& if_none_match, const HeadSpan& if_modified_since,
+                      const HeadSpan& range);
 
 class AnswerTable {
  public:

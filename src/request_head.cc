@@ -172,6 +172,8 @@ HeadResult Parse(const unsigned char* data, size_t size, RequestHead* head) {
       span = &head->range;
     } else if (NameIs(name_bytes, name_length, "connection")) {
       span = &head->connection;
+    } else if (NameIs(name_bytes, name_length, "cache-control")) {
+      head->cache_control = true;
     }
     if ((span != nullptr && span->present) || (must_be_host && span != &head->host)) return HeadResult::kDefer;
     ++at;

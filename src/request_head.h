@@ -43,6 +43,9 @@ struct RequestHead {
   HeadSpan if_modified_since;
   HeadSpan range;
   HeadSpan connection;
+  // Whether Cache-Control was sent (its no-cache fails If-None-Match and
+  // If-Modified-Since); any number of copies, which Node joins.
+  bool cache_control = false;
 };
 
 // Reads the head at the start of data[0, size). Pure: no allocation, no state

@@ -14,6 +14,7 @@ const { BODY, ContentTags, isConditional, negotiateEncoding, notModified, precon
 const { httpError, isHttpError, lookupError } = require('./http-error')
 const { copiesBody, sendBody, sendBytes } = require('./delivery')
 const { andThen, isLater } = require('./now-or-later')
+const { offerReplay } = require('./replay-offer')
 
 // What serve() returns when it answered in the call: nothing left to wait for.
 const ANSWERED_IN_CALL = Promise.resolve()
@@ -27,9 +28,6 @@ function openError (err) {
 const IDENTITY = Object.freeze({ sibling: null, vary: false })
 // The file itself, for a path whose answer depends on Accept-Encoding.
 const VARYING = Object.freeze({ sibling: null, vary: true })
-
-// Request headers after which an answer is no replay for others (offerReplay).
-const REPLAY_SPOILERS = ['range', 'if-range', 'if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']
 
 // What onSent hears of a body sent from the memory cache.
 function fromMemory (bytes) {
@@ -157,10 +155,14 @@ class FileServer {
     const scope = this.scopeOf(located)
     const { variant, vary, wanted, pending } = store.choose(req, located, located.path, scope.proof)
     // The file itself, marked `variantPending` when the coding the client
-    // prefers is being made (already, or queued now).
+    // prefers is being made (already, or queued now), or `provisional` when it
+    // is wanted but could not be queued (a later request may get it).
     const plain = (making = wanted) => {
       const opened = this.openPlain(req, located, vary ? VARYING : IDENTITY)
-      const mark = (file) => (making === null ? pending : store.want(file.entry, making)) ? { ...file, variantPending: true } : file
+      const mark = (file) => {
+        if (making === null ? pending : store.want(file.entry, making)) return { ...file, variantPending: true }
+        return making === null ? file : { ...file, provisional: true }
+      }
       return andThen(opened, mark)
     }
     if (variant === null) return plain()
@@ -174,7 +176,8 @@ class FileServer {
       }
     }
     const copied = copiesBody(req)
-    const withVariant = (entry, bytes = null) => ({ entry, bytes, typePath: located.path, encoding: variant.encoding, vary: true, copied, variant })
+    const provisional = wanted !== null // a better coding may come
+    const withVariant = (entry, bytes = null) => ({ entry, bytes, typePath: located.path, encoding: variant.encoding, vary: true, copied, variant, provisional })
     // One in memory is its own body, no cache entry.
     if (variant.body !== null) return withVariant(null, variant.body)
     const entry = cache.take(variant.path, variant.stat, UNCONFINED, copied)
@@ -223,17 +226,17 @@ class FileServer {
 
   found (req, res, file, onFound, located) {
     if (onFound !== null) onFound(file.entry)
-    if (this.tags === null) return this.respond(req, res, file)
+    if (this.tags === null) return this.respond(req, res, file, located)
     // etag 'content': the answer waits for the content ETag (the first
     // request of a file version), never sending another, so replicas agree.
     const tag = this.contentTag(file, located)
     if (!isLater(tag)) {
       file.tag = tag
-      return this.respond(req, res, file)
+      return this.respond(req, res, file, located)
     }
     return tag.then((tag) => {
       file.tag = tag
-      return this.respond(req, res, file)
+      return this.respond(req, res, file, located)
     }, (err) => {
       this.release(file)
       throw err
@@ -256,7 +259,7 @@ class FileServer {
   // promise returned is then ANSWERED_IN_CALL. So does one whose body an adapter's
   // delivery took (see RESPONSE): the file is released once that body is done, and
   // a failure then goes to the delivery.
-  respond (req, res, file) {
+  respond (req, res, file, located) {
     const { cache, delivery } = this
     let sent
     try {
@@ -267,7 +270,7 @@ class FileServer {
     }
     if (!isLater(sent)) {
       try {
-        this.offerReplay(req, res, file, sent)
+        offerReplay(this, req, res, file, { sent, located })
         this.releaseAfterBody(res, sent, file)
       } catch (err) {
         return Promise.reject(err) // the application's onSent threw
@@ -275,7 +278,7 @@ class FileServer {
       return ANSWERED_IN_CALL
     }
     const done = sent.then((sent) => {
-      this.offerReplay(req, res, file, sent)
+      offerReplay(this, req, res, file, { sent, located })
       return this.releaseAfterBody(res, sent, file)
     }, (err) => {
       if (err.code === 'ERR_ZCOPY_TRUNCATED') cache.truncated(file.entry)
@@ -285,34 +288,6 @@ class FileServer {
     if (!delivery.handsOver) return done
     done.catch((err) => delivery.failed(req, res, err))
     return ANSWERED_IN_CALL
-  }
-
-  // onReplayable (zcopy serve's native lane) hears an answer that depends only
-  // on the request's method, target, Host and Accept-Encoding: a whole 200 of
-  // the file itself (no variant, sibling or encoding, none pending) to a
-  // request with no Range or condition; with the entry's descriptor (valid
-  // during the call only), its stat, whenDropped(listener), which the cache
-  // calls once the entry leaves it, `bytes`, its contents when the cache
-  // keeps them in memory (else null), and used(), which counts a replay as a
-  // use of the entry (one a sweep or the LRU would otherwise find unused) and
-  // returns `bytes` as they are then.
-  offerReplay (req, res, file, sent) {
-    const { onReplayable } = this.options
-    const { entry } = file
-    if (onReplayable === null || entry === null || file.variant !== undefined || file.encoding !== null || file.variantPending) return
-    if (res.statusCode !== 200 || REPLAY_SPOILERS.some((name) => req.headers[name] !== undefined)) return
-    if (sent === null ? req.method !== 'HEAD' : !sent.complete || sent.bytes !== entry.stat.size) return
-    const { cache } = this
-    onReplayable(req, res, {
-      fd: entry.fd,
-      stat: entry.stat,
-      bytes: memoryBody(entry, false),
-      whenDropped: (listener) => cache.whenDropped(entry, listener),
-      used: () => {
-        cache.release(cache.use(entry))
-        return memoryBody(entry, false)
-      }
-    })
   }
 
   // The cache entry `file` holds, let go (a body from memory holds none).

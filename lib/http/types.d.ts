@@ -62,14 +62,19 @@ export interface FileResponseOptions {
   onSent?: (res: ServerResponse | Http2ServerResponse, sent: { bytes: number, zeroCopy: boolean, fromMemory?: true, complete: boolean, variantPending?: true }) => void
   /**
    * For `zcopy serve --native-lane` (experimental): called for each answer
-   * that depends only on the request's method, target, Host and
-   * Accept-Encoding (a whole 200 of the file itself to a GET or HEAD without
-   * Range or conditions), with the cache's descriptor (valid during the call
-   * only), its stat, its contents when kept in memory, `whenDropped` (its
-   * listener runs once the cache drops the file) and `used` (counts a replay
-   * as a use of the cache entry; returns the contents kept in memory, if any).
+   * that depends only on the request's method, target, Host,
+   * Accept-Encoding, If-None-Match, If-Modified-Since and Range (to a GET or
+   * HEAD without If-Range, If-Match or If-Unmodified-Since: a 304, a 206 of
+   * one range of the file, or a whole 200 of the file, of a precompressed
+   * sibling or of a compressed variant, none pending), with the body's
+   * descriptor (valid during the call only; null for a variant kept in memory
+   * only) and its stat, the body when kept in memory, `range` (of a 206),
+   * `source` (the descriptor and stat of the file a sibling or
+   * variant stands for), `whenDropped` (its listener runs once the cache drops
+   * a file the answer was made of, or the variant goes) and `used` (counts a
+   * replay as a use of those files; returns the body kept in memory, if any).
    */
-  onReplayable?: (req: IncomingMessage, res: ServerResponse, answer: { fd: number, stat: Stats, bytes: Buffer | null, whenDropped: (listener: () => void) => void, used: () => Buffer | null }) => void
+  onReplayable?: (req: IncomingMessage, res: ServerResponse, answer: { fd: number | null, stat: Stats | null, bytes: Buffer | null, range: { start: number, end: number } | null, source: { fd: number, stat: Stats } | null, whenDropped: (listener: () => void) => void, used: () => Buffer | null }) => void
 }
 
 /** The `compress` option's settings (each optional). */

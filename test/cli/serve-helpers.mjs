@@ -1,7 +1,10 @@
 // Shared by the serve-*.test.mjs files: a served folder and a running CLI.
 import fs from 'node:fs'
 import os from 'node:os'
+import net from 'node:net'
 import path from 'node:path'
+import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { startCli, waitForStdout } from './cli.mjs'
 
 export function makeRoot (files) {
@@ -27,3 +30,46 @@ export async function startServe (root, args = [], { env = {}, port = ['--port',
     }
   }
 }
+
+// Raw exchanges with a served folder (the native lane's tests).
+
+export const portOf = (server) => Number(new URL(server.url).port)
+
+// Writes `chunks` on one connection (`gapMs` apart; with `end`, then ends its
+// side) and resolves with all it received until the server closed it.
+export async function exchange (server, chunks, { gapMs = 0, end = false } = {}) {
+  const socket = net.connect(portOf(server), '127.0.0.1')
+  socket.setNoDelay(true)
+  const received = []
+  socket.on('data', (chunk) => received.push(chunk))
+  const closed = once(socket, 'close')
+  await once(socket, 'connect')
+  for (const chunk of chunks) {
+    socket.write(chunk)
+    if (gapMs > 0) await sleep(gapMs)
+  }
+  if (end) socket.end()
+  await closed
+  return Buffer.concat(received)
+}
+
+// A GET of `path` (with the header lines `fields`, each ending in CRLF) on a
+// connection of its own: → { status, headers, body (latin1), bytes }.
+export async function get (server, path, fields = '') {
+  const bytes = await exchange(server, [`GET ${path} HTTP/1.1\r\nHost: localhost\r\n${fields}Connection: close\r\n\r\n`])
+  const headEnd = bytes.indexOf('\r\n\r\n')
+  const [status, ...lines] = bytes.subarray(0, headEnd).toString('latin1').split('\r\n')
+  const headers = Object.fromEntries(lines.map((line) => line.split(': ')).map(([name, value]) => [name.toLowerCase(), value]))
+  return { status: Number(status.split(' ')[1]), headers, body: bytes.subarray(headEnd + 4).toString('latin1'), bytes }
+}
+
+// The access log lines of `server` for `path`, once a request sent after
+// everything before it has its line.
+export async function loggedLines (server, path) {
+  const marker = `/marker-${Math.random().toString(36).slice(2)}`
+  await get(server, marker)
+  while (!server.cli.stdout().includes(marker)) await sleep(20)
+  return server.cli.stdout().split('\n').filter((line) => line.startsWith(`GET ${path} `) || line.startsWith(`HEAD ${path} `))
+}
+
+export const withoutDate = (bytes) => bytes.toString('latin1').replace(/\r\nDate: [^\r]*/g, '\r\nDate: -')

@@ -9,7 +9,7 @@ import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
-import { makeRoot, startServe } from './serve-helpers.mjs'
+import { exchange, get, loggedLines, makeRoot, portOf, startServe, withoutDate } from './serve-helpers.mjs'
 
 const big = Buffer.alloc(300 * 1024, 'z')
 // More than loopback's socket buffers hold: the lane's sendfile meets EAGAIN.
@@ -40,46 +40,6 @@ afterAll(async () => {
   await Promise.all([lane, laneWithoutAddon, plain].filter(Boolean).map((server) => server.stop()))
   fs.rmSync(root, { recursive: true, force: true })
 })
-
-const portOf = (server) => Number(new URL(server.url).port)
-
-// Writes `chunks` on one connection (`gapMs` apart; with `end`, then ends its
-// side) and resolves with all it received until the server closed it.
-async function exchange (server, chunks, { gapMs = 0, end = false } = {}) {
-  const socket = net.connect(portOf(server), '127.0.0.1')
-  socket.setNoDelay(true)
-  const received = []
-  socket.on('data', (chunk) => received.push(chunk))
-  const closed = once(socket, 'close')
-  await once(socket, 'connect')
-  for (const chunk of chunks) {
-    socket.write(chunk)
-    if (gapMs > 0) await sleep(gapMs)
-  }
-  if (end) socket.end()
-  await closed
-  return Buffer.concat(received)
-}
-
-// A GET of `path` on a connection of its own: → { status, headers, body }.
-async function get (server, path) {
-  const bytes = await exchange(server, [`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`])
-  const headEnd = bytes.indexOf('\r\n\r\n')
-  const [status, ...lines] = bytes.subarray(0, headEnd).toString('latin1').split('\r\n')
-  const headers = Object.fromEntries(lines.map((line) => line.split(': ')).map(([name, value]) => [name.toLowerCase(), value]))
-  return { status: Number(status.split(' ')[1]), headers, body: bytes.subarray(headEnd + 4).toString('latin1') }
-}
-
-// The access log lines of `server` for `path`, once a request sent after
-// everything before it has its line.
-async function loggedLines (server, path) {
-  const marker = `/marker-${Math.random().toString(36).slice(2)}`
-  await get(server, marker)
-  while (!server.cli.stdout().includes(marker)) await sleep(20)
-  return server.cli.stdout().split('\n').filter((line) => line.startsWith(`GET ${path} `) || line.startsWith(`HEAD ${path} `))
-}
-
-const withoutDate = (bytes) => bytes.toString('latin1').replace(/\r\nDate: [^\r]*/g, '\r\nDate: -')
 
 // Each case: the chunks one connection writes; the server closes after the last.
 const CASES = {

@@ -3,13 +3,16 @@
 // The access log records the native lane hands JavaScript (src/lane.cc,
 // LogRecord): a Buffer of 32-byte records, each followed by its request
 // target's bytes. → [{ time, method, target, status, bytes, ms, zeroCopy,
-// fromMemory, ended }], in the order the answers ended.
+// fromMemory, encoding, ended }], in the order the answers ended.
 
 const RECORD_BYTES = 32
 const HEAD = 1
 const ZERO_COPY = 2
 const FROM_MEMORY = 4
 const ENDINGS = ['complete', 'aborted', 'shutdown']
+// The Content-Encoding of a row, by the number native-lane.js registers it
+// with (a record's flags >> 3).
+const CODINGS = [null, 'br', 'gzip', 'zstd', 'deflate']
 
 function readLaneRecords (buffer) {
   const answers = []
@@ -27,6 +30,7 @@ function readLaneRecords (buffer) {
       ms: buffer.readDoubleLE(offset + 8),
       zeroCopy: Boolean(flags & ZERO_COPY),
       fromMemory: Boolean(flags & FROM_MEMORY),
+      encoding: CODINGS[flags >> 3] ?? null,
       ended: ENDINGS[buffer.readUInt8(offset + 27)]
     })
     offset = targetStart + targetLength
@@ -34,4 +38,4 @@ function readLaneRecords (buffer) {
   return answers
 }
 
-module.exports = { readLaneRecords }
+module.exports = { CODINGS, readLaneRecords }

@@ -15,7 +15,7 @@
 
 const net = require('node:net')
 const engine = require('../../../lib/engine')
-const { readLaneRecords } = require('./lane-log')
+const { CODINGS, readLaneRecords } = require('./lane-log')
 const { lendTo } = require('./lane-twin')
 const { inheritedListener, listenAddress } = require('./shared-listener')
 
@@ -43,8 +43,9 @@ const LANE_WRITES = new Set(['date', 'connection', 'keep-alive', 'transfer-encod
 // → { offer, handTo(server), listen(port, host) → Promise of an address like
 // server.address()'s, stop(timeoutMs) → Promise, answersInFlight() }. `offer` is serveStatic's
 // onReplayable: the answers it hears are registered with the lane, which
-// replays them to the same requests (same method, target bytes, Host and
-// Accept-Encoding) until the open-file cache drops the file's entry.
+// replays them to the same requests (same method, target bytes, Host,
+// Accept-Encoding, If-None-Match, If-Modified-Since and Range) until the open-file
+// cache drops the file's entry (or the variant store its variant).
 // `logAnswer(answer)` (request-log.js's logLaneAnswer, or null: no log) hears
 // each answer the lane wrote, in batches, the last at stop.
 function createNativeLane (logAnswer = null) {
@@ -80,7 +81,7 @@ function createNativeLane (logAnswer = null) {
     }, USES_MS).unref()
   }
 
-  function offer (req, res, { fd, stat, bytes, whenDropped, used }) {
+  function offer (req, res, { fd, stat, bytes, range, source, whenDropped, used }) {
     const target = targets.get(req)
     if (lane === null || target !== req.url) return // --single's index.html for another path: not the path's own answer
     // Node never wrote this answer (its socket went first: res.end() then
@@ -88,12 +89,23 @@ function createNativeLane (logAnswer = null) {
     if (!res.headersSent) return
     const host = req.headers.host ?? null
     const coding = req.headers['accept-encoding'] ?? null
-    const key = JSON.stringify([req.method, target, host, coding])
+    const conditions = { ifNoneMatch: req.headers['if-none-match'] ?? null, ifModifiedSince: req.headers['if-modified-since'] ?? null, range: req.headers.range ?? null }
+    const key = JSON.stringify([req.method, target, host, coding, conditions.ifNoneMatch, conditions.ifModifiedSince, conditions.range])
     const known = rows.get(key)
     if (known !== undefined && lane.has(known)) return
     const head = headOf(res)
     if (head === null) return
-    const id = lane.add(req.method, target, host, coding, head, bytes, { fd, size: stat.size, mtimeMs: stat.mtimeMs })
+    const noBody = res.statusCode === 304
+    // What the lane checks (fstat, at most once a second): the body's file,
+    // and the file a variant or sibling stands for. A 304 of a variant kept
+    // in memory has no file of its own: its source's is checked.
+    const own = fd !== null ? { fd, stat } : noBody ? source : null
+    const file = own === null ? null : { fd: own.fd, size: own.stat.size, mtimeMs: own.stat.mtimeMs, noBody, ...rangeFields(range) }
+    const from = source === null || own === source ? null : { fd: source.fd, size: source.stat.size, mtimeMs: source.stat.mtimeMs }
+    // The access log names the answer's coding as the JavaScript path does.
+    const logCoding = CODINGS.indexOf(String(res.getHeader('content-encoding') ?? '') || null)
+    if (logCoding < 0) return
+    const id = lane.add(req.method, target, host, coding, head, noBody ? null : bytes, file, conditions, from, logCoding)
     if (id === 0) return // the file changed since its stat
     rows.set(key, id)
     uses.set(id, used)
@@ -137,7 +149,8 @@ function createNativeLane (logAnswer = null) {
 
 // The status line and header fields of `res` as Node wrote them, but for Date,
 // Connection and Keep-Alive (→ Buffer), or null when the lane cannot write
-// the rest as Node does.
+// the rest as Node does. Only a 304 has no Content-Length (Node writes none,
+// and no body).
 function headOf (res) {
   let head = `HTTP/1.1 ${res.statusCode} ${res.statusMessage}\r\n`
   let length = false
@@ -147,7 +160,12 @@ function headOf (res) {
     if (lower === 'content-length') length = true
     for (const value of [].concat(res.getHeader(name))) head += `${name}: ${value}\r\n`
   }
-  return length ? Buffer.from(head, 'latin1') : null
+  return length !== (res.statusCode === 304) ? Buffer.from(head, 'latin1') : null
+}
+
+// The part of the file a 206 sends, as the lane's add() takes it.
+function rangeFields (range) {
+  return range === null ? {} : { start: range.start, length: range.end - range.start + 1 }
 }
 
 // Node's server takes the connection: `bytes` go back in front of what the

@@ -155,9 +155,9 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
         writeEntry(entry)
       }
     },
-    // The lane replays only whole 200s of a file itself: no Content-Encoding,
-    // no variant pending (serve-file.js, offerReplay).
-    logLaneAnswer ({ time, method, target, status, bytes, ms, zeroCopy, fromMemory, ended }) {
+    // The lane replays no answer sent while a variant was pending
+    // (replay-offer.js); its coding comes with the record (lane-log.js).
+    logLaneAnswer ({ time, method, target, status, bytes, ms, zeroCopy, fromMemory, encoding, ended }) {
       const entry = {
         method,
         path: escapeForLog(target),
@@ -166,7 +166,7 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
         ms,
         zeroCopy,
         fromMemory,
-        encoding: null,
+        encoding,
         variantPending: false,
         aborted: ended !== 'complete',
         ended

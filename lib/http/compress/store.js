@@ -279,9 +279,9 @@ class VariantStore {
     if (variant.body !== null) {
       this.memory.free(variant.body.length)
       this.memoryBytes -= variant.body.length
-      variant.body = null
     }
     this.disk.remove(variant)
+    variant.removed() // its body let go, whenRemoved()'s listeners told
   }
 
   // A disk variant's file could not be opened (removed by hand, or by a

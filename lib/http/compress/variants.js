@@ -37,6 +37,22 @@ class Variant {
     this.path = null // a disk variant's file
     this.stat = null // and its stat, to open it through the open-file cache
     this.headers = null // { typePath, contentType, etag, lastModified }
+    this.listeners = [] // whenRemoved()'s; null once removed
+  }
+
+  // Calls `listener` once the store lets go of it (at once if it has): for a
+  // holder elsewhere of an answer made of it (the native lane's rows).
+  whenRemoved (listener) {
+    if (this.listeners === null) listener()
+    else this.listeners.push(listener)
+  }
+
+  // The store let go of it (VariantStore.remove()).
+  removed () {
+    this.body = null
+    const listeners = this.listeners ?? []
+    this.listeners = null
+    for (const listener of listeners) listener()
   }
 
   // The name a variant's body from memory goes by (the file's, with the
