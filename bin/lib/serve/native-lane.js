@@ -16,6 +16,7 @@
 const net = require('node:net')
 const engine = require('../../../lib/engine')
 const { CODINGS, readLaneRecords } = require('./lane-log')
+const { LaneRows } = require('./lane-rows')
 const { lendTo } = require('./lane-twin')
 const { inheritedListener, listenAddress } = require('./shared-listener')
 
@@ -51,8 +52,7 @@ const LANE_WRITES = new Set(['date', 'connection', 'keep-alive', 'transfer-encod
 function createNativeLane (logAnswer = null) {
   let lane = null
   const targets = new WeakMap() // request → its target as it came (app.js may rewrite req.url)
-  const rows = new Map() // request key → the lane's row id
-  const uses = new Map() // row id → what counts a hit as a use of its cache entry
+  let rows = null // the lane's rows, bounded (lane-rows.js)
   let usesTimer = null
 
   function handTo (server) {
@@ -72,13 +72,8 @@ function createNativeLane (logAnswer = null) {
     })
     lending = lendTo(server, lane)
     server.prependListener('request', (req) => targets.set(req, req.url))
-    usesTimer = setInterval(() => {
-      for (const id of lane.takeHits()) {
-        // The cache keeps a file's bytes in memory from its second use on.
-        const bytes = uses.get(id)?.() ?? null
-        if (bytes !== null) lane.setBody(id, bytes)
-      }
-    }, USES_MS).unref()
+    rows = new LaneRows(lane)
+    usesTimer = setInterval(() => rows.takeHits(), USES_MS).unref()
   }
 
   function offer (req, res, { fd, stat, bytes, range, source, whenDropped, used }) {
@@ -91,8 +86,7 @@ function createNativeLane (logAnswer = null) {
     const coding = req.headers['accept-encoding'] ?? null
     const conditions = { ifNoneMatch: req.headers['if-none-match'] ?? null, ifModifiedSince: req.headers['if-modified-since'] ?? null, range: req.headers.range ?? null }
     const key = JSON.stringify([req.method, target, host, coding, conditions.ifNoneMatch, conditions.ifModifiedSince, conditions.range])
-    const known = rows.get(key)
-    if (known !== undefined && lane.has(known)) return
+    if (rows.has(key)) return
     const head = headOf(res)
     if (head === null) return
     const noBody = res.statusCode === 304
@@ -105,15 +99,13 @@ function createNativeLane (logAnswer = null) {
     // The access log names the answer's coding as the JavaScript path does.
     const logCoding = CODINGS.indexOf(String(res.getHeader('content-encoding') ?? '') || null)
     if (logCoding < 0) return
-    const id = lane.add(req.method, target, host, coding, head, noBody ? null : bytes, file, conditions, from, logCoding)
+    const identity = fileIdentity(source ?? { stat })
+    if (!rows.admits(identity)) return
+    const body = noBody ? null : rows.bodyRoom(bytes)
+    if (!noBody && bytes !== null && body === null && file === null) return // in memory only, and no room
+    const id = lane.add(req.method, target, host, coding, head, body, file, conditions, from, logCoding)
     if (id === 0) return // the file changed since its stat
-    rows.set(key, id)
-    uses.set(id, used)
-    whenDropped(() => {
-      lane.forget(id)
-      uses.delete(id)
-      if (rows.get(key) === id) rows.delete(key)
-    })
+    rows.added(key, id, { file: identity, body, used, whenDropped })
   }
 
   // A --workers worker accepts from the socket its primary listens on.
@@ -145,6 +137,12 @@ function createNativeLane (logAnswer = null) {
   }
 
   return { offer, handTo, listen, stop, answersInFlight }
+}
+
+// What a row's bounds count it under (lane-rows.js): the file a body is or
+// stands for, by device and inode, or null when its stat is not known.
+function fileIdentity ({ stat }) {
+  return stat === null || stat === undefined ? null : `${stat.dev}:${stat.ino}`
 }
 
 // The status line and header fields of `res` as Node wrote them, but for Date,
