@@ -12,6 +12,7 @@ const { bytesBody, FileBody } = require('./delivery')
 const { DIRECTORY, locateFile, resolvePath, spellingBelow, splitUrl } = require('./target')
 const { acceptedCodings, codingNames, suffixOf } = require('./representation')
 const { AVAILABLE: COMPRESSION_ENCODINGS, brotliParams, defaultCacheDir } = require('./compress')
+const { defaultMaxOpenFiles } = require('./files')
 
 module.exports = {
   // the package's public API (lib/index.js)
@@ -37,10 +38,13 @@ module.exports = {
   codingNames,
   suffixOf,
   // for zcopy serve: the request-target as serveStatic reads it, and what
-  // compress: true does (the encodings this Node has, where results are kept)
+  // compress: true does (the encodings this Node has, where results are kept),
+  // and the open-file cache's share of the descriptors (the native lane's
+  // rows take no more)
   splitUrl,
   COMPRESSION_ENCODINGS,
   defaultCacheDir,
+  defaultMaxOpenFiles,
   // for bench/http/compress-cost.js: the brotli settings compress: true uses
   brotliParams
 }
