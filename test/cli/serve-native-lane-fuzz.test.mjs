@@ -174,7 +174,12 @@ describe.runIf(native !== null)('zcopy serve --native-lane, fuzzed', () => {
         if (without.timedOut && !withLane.timedOut) without = await send(plain, 10 * PATIENCE_MS)
         // Node's races (sameAnswers) may give another outcome on another run:
         // a difference stands only if three more runs of Node's server agree with none.
-        const agree = () => withLane.timedOut === without.timedOut && sameAnswers(withLane.text, without.text)
+        // Node refusing bytes behind an answer it is still sending writes no
+        // 400 and leaves the connection open (until --timeout); the lane
+        // sends the answer, then Node's 400, and closes: that is agreement.
+        const swallowed = () => without.timedOut && !withLane.timedOut &&
+          answersOf(withLane.text).refusal !== null && answersOf(without.text).refusal === null
+        const agree = () => (withLane.timedOut === without.timedOut || swallowed()) && sameAnswers(withLane.text, without.text)
         for (let again = 0; again < 3 && !agree(); again++) without = await send(plain, 10 * PATIENCE_MS)
         if (!agree()) differences.push({ connection: n, chunks, withLane, without })
       }
