@@ -646,6 +646,19 @@ class LaneCore {
     self->HandleClosed();
   }
 
+  // Calls `callback` from the loop as Node's own callbacks are called; an
+  // exception it throws is the process's uncaught exception, as theirs.
+  void MakeCallback(napi_value resource, napi_value callback, size_t argc, napi_value* argv) {
+    napi_value result = nullptr;
+    if (napi_make_callback(env, async, resource, callback, argc, argv, &result) == napi_ok) return;
+    bool pending = false;
+    napi_is_exception_pending(env, &pending);
+    if (!pending) return;
+    napi_value error = nullptr;
+    napi_get_and_clear_last_exception(env, &error);
+    napi_fatal_exception(env, error);
+  }
+
   void CallHandOff(LaneConnection* conn) {
     napi_handle_scope scope = nullptr;
     if (napi_open_handle_scope(env, &scope) != napi_ok) return;
@@ -657,16 +670,7 @@ class LaneCore {
         napi_create_object(env, &resource) == napi_ok && napi_create_int32(env, conn->fd.Get(), &argv[0]) == napi_ok &&
         napi_create_buffer_copy(env, conn->pending.size(), conn->pending.data(), &copy, &argv[1]) == napi_ok) {
       conn->fd.Release();  // JavaScript owns it from here, even if the callback throws
-      napi_value result = nullptr;
-      if (napi_make_callback(env, async, resource, callback, 2, argv, &result) != napi_ok) {
-        bool pending = false;
-        napi_is_exception_pending(env, &pending);
-        if (pending) {
-          napi_value error = nullptr;
-          napi_get_and_clear_last_exception(env, &error);
-          napi_fatal_exception(env, error);
-        }
-      }
+      MakeCallback(resource, callback, 2, argv);
     }
     napi_close_handle_scope(env, scope);
   }
@@ -787,16 +791,7 @@ class LaneCore {
            napi_create_string_latin1(env, family, NAPI_AUTO_LENGTH, &argv[4]) == napi_ok;
     }
     if (ok) {
-      napi_value result = nullptr;
-      if (napi_make_callback(env, async, resource, callback, argc, argv, &result) != napi_ok) {
-        bool pending = false;
-        napi_is_exception_pending(env, &pending);
-        if (pending) {
-          napi_value error = nullptr;
-          napi_get_and_clear_last_exception(env, &error);
-          napi_fatal_exception(env, error);
-        }
-      }
+      MakeCallback(resource, callback, argc, argv);
     }
     napi_close_handle_scope(env, scope);
   }
@@ -883,16 +878,7 @@ class LaneCore {
     if (napi_get_reference_value(env, on_log, &callback) == napi_ok && callback != nullptr &&
         napi_create_object(env, &resource) == napi_ok &&
         napi_create_buffer_copy(env, records.size(), records.data(), &copy, &argv[0]) == napi_ok) {
-      napi_value result = nullptr;
-      if (napi_make_callback(env, async, resource, callback, 1, argv, &result) != napi_ok) {
-        bool pending = false;
-        napi_is_exception_pending(env, &pending);
-        if (pending) {
-          napi_value error = nullptr;
-          napi_get_and_clear_last_exception(env, &error);
-          napi_fatal_exception(env, error);
-        }
-      }
+      MakeCallback(resource, callback, 1, argv);
     }
     napi_close_handle_scope(env, scope);
   }
