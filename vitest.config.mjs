@@ -58,6 +58,9 @@ export default defineConfig({
     // one): most of the suite waits on sockets, children and timers, and the
     // timing-sensitive tests must hold on a loaded machine anyway.
     maxWorkers: 3,
+    // The default's lines, and a file still running after 5 minutes named
+    // every minute (a stuck worker otherwise shows as CI's timeout alone).
+    reporters: ['default', './test/support/still-running-reporter.mjs'],
     testTimeout: 60_000,
     hookTimeout: 30_000
   }

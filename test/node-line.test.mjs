@@ -7,7 +7,7 @@ import { realpathSync } from 'node:fs'
 import { expect, it } from 'vitest'
 
 const expected = process.env.ZCOPY_TEST_NODE
-const versionOf = (node) => execFileSync(node, ['-p', 'process.version'], { encoding: 'utf8' }).trim()
+const versionOf = (node) => execFileSync(node, ['-p', 'process.version'], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' }).trim()
 
 it.runIf(expected)('the worker and the children it spawns run on the Node line under test', () => {
   const version = versionOf(expected)
