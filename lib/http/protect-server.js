@@ -2,7 +2,7 @@
 
 // protectServer(server, { timeout }): what a node:http, node:https or
 // node:http2 server needs against clients that stall, vanish or pipeline over
-// TLS. Two things:
+// TLS. Three things:
 //
 // - HTTPS (and HTTP/1.1 on a secure HTTP/2 server): Node feeds the HTTP/1
 //   parser straight from the TLS handle. When a response is backed up, Node
@@ -17,8 +17,12 @@
 //   (server.timeout, HTTP/2 sessions too); a request head must arrive within
 //   `timeout` (headersTimeout; Node checks every 30 s by default).
 //   0 leaves Node's timeouts as they are.
+// - Bytes the HTTP/1 parser refuses behind pipelined requests: the requests
+//   before them answered whole, then Node's 400 and a close, rather than an
+//   answer dropped or cut mid-body (refuse-after-answers.js).
 
 const tls = require('node:tls')
+const { refuseAfterAnswers } = require('./refuse-after-answers')
 const { invalidArgType, validateInteger, validateObject } = require('../engine')
 
 const DEFAULT_TIMEOUT_MS = 60000
@@ -37,6 +41,7 @@ function protectServer (server, options = {}) {
   validateObject('options', options)
   const timeout = options.timeout === undefined ? DEFAULT_TIMEOUT_MS : validateInteger('options.timeout', options.timeout, 0, 2 ** 31 - 1)
   if (server instanceof tls.Server) server.on('secureConnection', feedParserByEvents)
+  refuseAfterAnswers(server)
   if (timeout > 0) {
     server.setTimeout(timeout)
     if (typeof server.headersTimeout === 'number') {

@@ -257,8 +257,9 @@ async function attack (server) {
   const handled = await settledCount(server, Infinity, 1000) - handledBefore
   if (handled > 1 + MAX_WAITING && !socket.destroyed) {
     // The client sees the connection end once it reads (a reset: it had sent
-    // bytes the server never read).
-    const closed = once(socket, 'close')
+    // bytes the server never read). Not once(): the reset's 'error' would
+    // reject it.
+    const closed = new Promise((resolve) => socket.once('close', resolve))
     socket.resume()
     await closed
   }
