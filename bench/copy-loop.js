@@ -14,6 +14,7 @@
 
 const fs = require('node:fs')
 const zcopy = require('..')
+const { helpIfAsked, usageError } = require('./lib/usage')
 
 const COPIERS = {
   zcopy: (source, destination) => zcopy.pipeFile(source, destination),
@@ -21,11 +22,11 @@ const COPIERS = {
 }
 
 async function main () {
+  helpIfAsked(__filename)
   const [method, countText, source, destination = `${source}.copy`] = process.argv.slice(2)
   const count = Number(countText)
   if (!(method in COPIERS) || !Number.isSafeInteger(count) || count < 1 || !source) {
-    process.stderr.write('usage: copy-loop.js zcopy|copyFile COUNT SOURCE [DESTINATION]\n')
-    process.exit(2)
+    usageError(__filename, 'expected zcopy|copyFile COUNT SOURCE [DESTINATION] (--help: usage)')
   }
   const copy = COPIERS[method]
   try {

@@ -24,7 +24,6 @@
 // compare two builds in one run: `--variant shipped:PREBUILDS_ONLY=1` is the
 // committed prebuild against the local build/ (the `zcopy` row).
 
-const { parseArgs } = require('node:util')
 const path = require('node:path')
 const { parseSize, formatSize } = require('../tools/size')
 const { integerInRange } = require('../tools/validate')
@@ -39,7 +38,7 @@ const { formatRatio, formatMBps, formatNumber } = require('../tools/render/forma
 const { renderTable } = require('../tools/render/table')
 const { renderMarkdown } = require('../tools/render/markdown')
 const { compileSendfileLoop, cSendfileSender } = require('./lib/c-sendfile')
-const { helpIfAsked } = require('./lib/usage')
+const { parseOptions } = require('./lib/usage')
 
 const TARGETS = [
   { text: 'zcopy throughput ≥ 2× stream', baseline: 'stream', check: (zcopy, base) => zcopy.throughput / base.throughput, min: 2 },
@@ -53,9 +52,8 @@ const TARGETS = [
   }
 ]
 
-function parseOptions () {
-  helpIfAsked(__filename)
-  const { values } = parseArgs({
+function readOptions () {
+  const { values } = parseOptions(__filename, {
     options: {
       size: { type: 'string', default: '1GiB' },
       iterations: { type: 'string', default: '3' },
@@ -118,7 +116,7 @@ function checkTargets (rows) {
 }
 
 async function main () {
-  const options = parseOptions()
+  const options = readOptions()
   const zcopy = loadZcopy()
   const machine = machineInfo(zcopy)
   const temp = createTempDir('zcopy-engine-bench-')

@@ -55,10 +55,10 @@ const { fork } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { parseArgs } = require('node:util')
 const { Connection, random, newStats } = require('./soak/client')
 const { H2Connection } = require('./soak/h2-client')
 const { makeTree, changedFiles } = require('./soak/tree')
+const { parseOptions, usageError } = require('./lib/usage')
 
 const STALL_MS = 10_000
 const DRAIN_MS = 15_000
@@ -76,46 +76,28 @@ const CUT_MS = 2_000
 const WARMUP_MS = 1_500
 const DESCRIPTOR_ALLOWANCE = 0
 
-function usage (message) {
-  process.stderr.write(`soak: ${message}\nusage: node bench/soak.js [--seconds 60] [--connections 100] [--json] [--fallback] [--tls] [--http2] [--raw-node] [--lib path] [--seed N]\n`)
-  process.exit(2)
-}
-
 function options () {
-  let values
-  try {
-    ({ values } = parseArgs({
-      options: {
-        seconds: { type: 'string', default: '60' },
-        connections: { type: 'string', default: '100' },
-        json: { type: 'boolean', default: false },
-        fallback: { type: 'boolean', default: false },
-        tls: { type: 'boolean', default: false },
-        http2: { type: 'boolean', default: false },
-        'raw-node': { type: 'boolean', default: false },
-        lib: { type: 'string', default: process.env.SOAK_LIB || path.join(__dirname, '..', 'lib', 'index.js') },
-        seed: { type: 'string' },
-        help: { type: 'boolean', default: false }
-      }
-    }))
-  } catch (err) {
-    usage(err.message)
-  }
-  if (values.help) {
-    // the header comment, whole
-    const lines = fs.readFileSync(__filename, 'utf8').split('\n').slice(3)
-    const header = lines.slice(0, lines.findIndex((l) => !l.startsWith('//')))
-    process.stdout.write(header.map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n')
-    process.exit(0)
-  }
+  const { values } = parseOptions(__filename, {
+    options: {
+      seconds: { type: 'string', default: '60' },
+      connections: { type: 'string', default: '100' },
+      json: { type: 'boolean', default: false },
+      fallback: { type: 'boolean', default: false },
+      tls: { type: 'boolean', default: false },
+      http2: { type: 'boolean', default: false },
+      'raw-node': { type: 'boolean', default: false },
+      lib: { type: 'string', default: process.env.SOAK_LIB || path.join(__dirname, '..', 'lib', 'index.js') },
+      seed: { type: 'string' }
+    }
+  })
   const seconds = Number(values.seconds)
   const connections = Number(values.connections)
-  if (!(seconds > 0 && seconds <= 3600)) usage(`--seconds must be a number of seconds in (0, 3600], not ${values.seconds}`)
-  if (!(Number.isInteger(connections) && connections >= 1 && connections <= 1000)) usage(`--connections must be an integer in [1, 1000], not ${values.connections}`)
+  if (!(seconds > 0 && seconds <= 3600)) usageError(__filename, `--seconds must be a number of seconds in (0, 3600], not ${values.seconds}`)
+  if (!(Number.isInteger(connections) && connections >= 1 && connections <= 1000)) usageError(__filename, `--connections must be an integer in [1, 1000], not ${values.connections}`)
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 32) : Number(values.seed)
-  if (!Number.isInteger(seed) || seed < 0) usage(`--seed must be a non-negative integer, not ${values.seed}`)
+  if (!Number.isInteger(seed) || seed < 0) usageError(__filename, `--seed must be a non-negative integer, not ${values.seed}`)
   const lib = path.resolve(values.lib)
-  if (!fs.existsSync(lib)) usage(`--lib: no such file ${lib}`)
+  if (!fs.existsSync(lib)) usageError(__filename, `--lib: no such file ${lib}`)
   return { ...values, tls: values.tls || values.http2, rawNode: values['raw-node'], seconds, connections, seed, lib }
 }
 

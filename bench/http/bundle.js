@@ -7,6 +7,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
+const { parseOptions, usageError } = require('../lib/usage')
 
 const BUNDLE_SIZE = 212 * 1024
 const PACKAGES = ['express', 'koa', 'fastify', 'negotiator', 'mime-types', 'yargs', 'vitest', 'tinybench', 'range-parser', 'http-errors', 'ms', 'etag', 'fresh', 'sirv', 'compression']
@@ -42,7 +43,10 @@ function makeBundle (size = BUNDLE_SIZE, modules = path.join(__dirname, '..', '.
 module.exports = { BUNDLE_SIZE, makeBundle }
 
 if (require.main === module) {
-  const out = process.argv[2] || 'bundle.js'
+  // node bench/http/bundle.js [OUT]: writes the bundle to OUT (bundle.js).
+  const { positionals } = parseOptions(__filename, { allowPositionals: true })
+  if (positionals.length > 1) usageError(__filename, `one output file, not ${positionals.length}`)
+  const out = positionals[0] ?? 'bundle.js'
   fs.writeFileSync(out, makeBundle())
   console.log(`${out}: ${BUNDLE_SIZE} bytes`)
 }

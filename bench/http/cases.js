@@ -59,7 +59,7 @@ function isCompressedCase (name) {
 // against the fastest peers, which need siblings built beforehand.
 const COMPRESSED_SERVERS = {
   'zcopy serve': 'zcopy-serve',
-  'zcopy serve --native-lane': 'zcopy-serve-lane',
+  'zcopy serve --no-native-lane': 'zcopy-serve-node',
   'nginx gzip_static': 'nginx-gzip-static',
   'h2o send-compressed': 'h2o-send-compressed',
   'Caddy precompressed': 'caddy-precompressed'

@@ -31,7 +31,6 @@ const { randomInt } = require('node:crypto')
 const { existsSync, mkdtempSync, rmSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join, resolve } = require('node:path')
-const { parseArgs } = require('node:util')
 const { selectCases, prepareCase } = require('./cases')
 const { freePort } = require('./free-port')
 const { NOT_INSTALLED, nginxInstalled, startNginx } = require('./nginx')
@@ -40,6 +39,7 @@ const { measure } = require('./load')
 const { formatRatios } = require('./stats')
 const { makeCertificate } = require('./tls')
 const { KINDS, startServer } = require('./server')
+const { parseOptions, usageError } = require('../lib/usage')
 
 const CHECKOUT = join(__dirname, '..', '..')
 const CHECKOUT_CLI = join(CHECKOUT, 'bin', 'zcopy.js')
@@ -47,12 +47,11 @@ const WARM_UP_SECONDS = 1
 const ZCOPY_SERVE = 'zcopy serve'
 
 function usage () {
-  process.stderr.write('usage: compare-builds.js --base DIR [--file 4k|64k|1m|100m|files-100|files-5000|files-5000-zipf] [--connections N] [--rounds N] [--seconds N] [--workers N] [--threads N] [--tls] [--server KIND]\n')
-  process.exit(2)
+  usageError(__filename, 'expected --base DIR [--file 4k|64k|1m|100m|files-100|files-5000|files-5000-zipf] [--connections N] [--rounds N] [--seconds N] [--workers N] [--threads N] [--tls] [--server KIND]')
 }
 
 function options () {
-  const { values } = parseArgs({
+  const { values } = parseOptions(__filename, {
     options: {
       base: { type: 'string' },
       file: { type: 'string', default: '1m' },

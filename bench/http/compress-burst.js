@@ -44,21 +44,28 @@ const path = require('node:path')
 const { promisify } = require('node:util')
 const { makeBundle } = require('./bundle')
 const { freePort } = require('./free-port')
+const { parseOptions, usageError } = require('../lib/usage')
 
 const run = promisify(execFile)
 const ACCEPT = 'gzip, deflate, br'
-function arg (name, fallback) {
-  const at = process.argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : process.argv[at + 1]
-}
-const seconds = Number(arg('seconds', 10))
-const rounds = Number(arg('rounds', 3))
-const SETUPS = arg('only', 'compress,no-variants,no-compress').split(',')
+const { values: options } = parseOptions(__filename, {
+  options: {
+    seconds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
+    only: { type: 'string', default: 'compress,no-variants,no-compress' },
+    base: { type: 'string' },
+    pace: { type: 'string', default: '0' },
+    cpu: { type: 'string' }
+  }
+})
+const seconds = Number(options.seconds)
+const rounds = Number(options.rounds)
+const SETUPS = options.only.split(',')
 const FILES = 1000
-const base = arg('base', null)
-const pace = Number(arg('pace', 0)) // new files asked for a second; 0: 4 at a time, as fast as answered
-const cpu = arg('cpu', null) // the server's threads on this CPU only (taskset): they compete with each other, not with wrk
-if (SETUPS.some((setup) => setup.endsWith('@base')) && base === null) throw new Error('a set-up@base needs --base DIR (another checkout)')
+const base = options.base ?? null
+const pace = Number(options.pace) // new files asked for a second; 0: 4 at a time, as fast as answered
+const cpu = options.cpu ?? null // the server's threads on this CPU only (taskset): they compete with each other, not with wrk
+if (SETUPS.some((setup) => setup.endsWith('@base')) && base === null) usageError(__filename, 'a set-up@base needs --base DIR (another checkout)')
 
 function get (port, file, accept = ACCEPT) {
   return new Promise((resolve, reject) => {

@@ -24,17 +24,22 @@ const fs = require('node:fs')
 const http = require('node:http')
 const os = require('node:os')
 const path = require('node:path')
+const { parseOptions } = require('../lib/usage')
 
-function option (name, fallback) {
-  const at = process.argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : process.argv[at + 1]
-}
-
-const PAGES = Number(option('pages', 1500))
-const ROUNDS = Number(option('rounds', 4))
-const PAUSE_MS = Number(option('pause', 0)) * 1000
-const ONLY = option('only', 'default,small-cache').split(',')
-const LIB = path.resolve(option('lib', path.join(__dirname, '../../lib')))
+const { values: options } = parseOptions(__filename, {
+  options: {
+    pages: { type: 'string', default: '1500' },
+    rounds: { type: 'string', default: '4' },
+    pause: { type: 'string', default: '0' },
+    only: { type: 'string', default: 'default,small-cache' },
+    lib: { type: 'string', default: path.join(__dirname, '../../lib') }
+  }
+})
+const PAGES = Number(options.pages)
+const ROUNDS = Number(options.rounds)
+const PAUSE_MS = Number(options.pause) * 1000
+const ONLY = options.only.split(',')
+const LIB = path.resolve(options.lib)
 const { serveStatic } = require(LIB)
 const TICK = 100 // clock ticks a second (USER_HZ)
 

@@ -86,7 +86,7 @@ function startGzipNginx (root, port, gzip) {
 // its variant after the first request) }
 const SERVERS = {
   'zcopy-serve': { folder: 'plain', variants: true, start: (root, port) => startProcess(process.execPath, [ZCOPY, 'serve', root, '--port', String(port), '--quiet'], port) },
-  'zcopy-serve-lane': { folder: 'plain', variants: true, start: (root, port) => startProcess(process.execPath, [ZCOPY, 'serve', root, '--port', String(port), '--quiet', '--native-lane'], port) },
+  'zcopy-serve-node': { folder: 'plain', variants: true, start: (root, port) => startProcess(process.execPath, [ZCOPY, 'serve', root, '--port', String(port), '--quiet', '--no-native-lane'], port) },
   'zcopy-serve-pre': { folder: 'siblings', start: (root, port) => startProcess(process.execPath, [ZCOPY, 'serve', root, '--port', String(port), '--quiet', '--precompressed', '--no-compress'], port) },
   'zcopy-express': { folder: 'plain', variants: true, start: (root, port) => startProcess(process.execPath, [NODE_SERVER, 'zcopy-express', root, String(port)], port) },
   'static-express': { folder: 'plain', start: (root, port) => startProcess(process.execPath, [NODE_SERVER, 'static-express', root, String(port)], port) },

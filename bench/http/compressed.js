@@ -14,8 +14,8 @@
 // sendfile from the cache folder).
 //
 // Servers (each one process; a missing one is skipped with a note):
-//   zcopy-serve          zcopy serve (defaults: compress on), folder WITHOUT siblings
-//   zcopy-serve-lane     the same with --native-lane (repeats answered in C)
+//   zcopy-serve          zcopy serve (defaults: compress on, native lane), folder WITHOUT siblings
+//   zcopy-serve-node     the same with --no-native-lane (every request through Node's HTTP stack)
 //   zcopy-serve-pre      zcopy serve --precompressed --no-compress, prebuilt .br/.gz
 //   zcopy-express        Express + compression() + serveStatic({ compress: true }), no siblings
 //   static-express       Express + compression() + express.static, no siblings
@@ -38,19 +38,29 @@ const { cpuTime } = require('./cpu')
 const { ACCEPT, SERVERS, probe, runnable: canRun, untilCompressed, writeFolders } = require('./compressed-servers')
 const { freePort } = require('./free-port')
 const { machineLine } = require('./machine')
+const { parseOptions } = require('../lib/usage')
 
 const run = promisify(execFile)
 
 function args () {
-  const out = { rounds: 3, seconds: 3, connections: 16, warmUp: 3, only: null, size: undefined }
-  const argv = process.argv.slice(2)
-  for (let i = 0; i < argv.length; i += 2) {
-    const name = argv[i].replace(/^--/, '')
-    if (name === 'only') out.only = argv[i + 1].split(',')
-    else if (name === 'warm-up') out.warmUp = Number(argv[i + 1])
-    else out[name] = Number(argv[i + 1])
+  const { values } = parseOptions(__filename, {
+    options: {
+      rounds: { type: 'string', default: '3' },
+      seconds: { type: 'string', default: '3' },
+      connections: { type: 'string', default: '16' },
+      'warm-up': { type: 'string', default: '3' },
+      only: { type: 'string' },
+      size: { type: 'string' }
+    }
+  })
+  return {
+    rounds: Number(values.rounds),
+    seconds: Number(values.seconds),
+    connections: Number(values.connections),
+    warmUp: Number(values['warm-up']),
+    only: values.only === undefined ? null : values.only.split(','),
+    size: values.size === undefined ? undefined : Number(values.size)
   }
-  return out
 }
 
 function prepare (size) {

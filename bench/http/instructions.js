@@ -64,6 +64,7 @@ const { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, s
 const { constants, tmpdir } = require('node:os')
 const { join, resolve } = require('node:path')
 const { parseArgs, promisify } = require('node:util')
+const { helpIfAsked } = require('../lib/usage')
 const { selectCases, isFileCase, prepareCase } = require('./cases')
 const { binaryOf } = require('./compare-builds')
 const { machineLine } = require('./machine')
@@ -94,6 +95,7 @@ function count (values, name, min) {
 }
 
 function options () {
+  helpIfAsked(__filename)
   let values
   try {
     ({ values } = parseArgs({

@@ -19,36 +19,30 @@ const { randomInt } = require('node:crypto')
 const { mkdtempSync, rmSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join, resolve } = require('node:path')
-const { parseArgs } = require('node:util')
 const { requireAddons, sideOf } = require('./compare-builds')
 const { cpuTime, perRequest } = require('./cpu')
 const { measure, wrkInstalled } = require('./load')
 const { prepare } = require('./many-files')
 const { formatRatios } = require('./stats')
 const { startZcopyServe } = require('./zcopy-serve')
+const { parseOptions, usageError } = require('../lib/usage')
 
 const CASE = 'files-5000'
 
 function usage () {
-  process.stderr.write('usage: misses.js --base DIR [--rounds N] [--seconds N] [--warm-up N] [--connections N]\n')
-  process.exit(2)
+  usageError(__filename, 'expected --base DIR [--rounds N] [--seconds N] [--warm-up N] [--connections N]')
 }
 
 function options () {
-  let values
-  try {
-    values = parseArgs({
-      options: {
-        base: { type: 'string' },
-        rounds: { type: 'string', default: '6' },
-        seconds: { type: 'string', default: '2' },
-        'warm-up': { type: 'string', default: '4' },
-        connections: { type: 'string', default: '16' }
-      }
-    }).values
-  } catch {
-    usage()
-  }
+  const { values } = parseOptions(__filename, {
+    options: {
+      base: { type: 'string' },
+      rounds: { type: 'string', default: '6' },
+      seconds: { type: 'string', default: '2' },
+      'warm-up': { type: 'string', default: '4' },
+      connections: { type: 'string', default: '16' }
+    }
+  })
   const counts = ['rounds', 'seconds', 'warm-up', 'connections'].map((name) => Number(values[name]))
   if (!values.base || !counts.every((n) => Number.isInteger(n) && n > 0)) usage()
   const [rounds, seconds, warmUp, connections] = counts

@@ -29,56 +29,39 @@ const { mkdtempSync, rmSync, writeFileSync } = require('node:fs')
 const net = require('node:net')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
-const { parseArgs } = require('node:util')
 const { freePort } = require('./free-port')
 const { machineLine } = require('./machine')
 const { nginxInstalled, startNginx } = require('./nginx')
 const { rssTree, settledRss, sleep } = require('./rss')
 const { startZcopyServe } = require('./zcopy-serve')
+const { parseOptions, usageError } = require('../lib/usage')
 
 const FILES = { 'big.bin': 8 * 2 ** 20, 'small.bin': 100 }
 const SERVERS = ['zcopy serve', 'serveStatic', 'nginx']
 const BATCH = 100 // requests per write
 
-const USAGE = "usage: node bench/http/pipelined.js [--connections N] [--files big.bin,small.bin] [--servers 'zcopy serve,serveStatic,nginx'] [--depth N] [--hold-ms MS] [--cli PATH] [--lib PATH]"
-
-function usage (message) {
-  console.error(`bench/http/pipelined.js: ${message}\n${USAGE}`)
-  process.exit(2)
-}
-
 function options () {
-  let values
-  try {
-    ({ values } = parseArgs({
-      options: {
-        connections: { type: 'string', default: '6' },
-        files: { type: 'string', default: Object.keys(FILES).join(',') },
-        servers: { type: 'string', default: SERVERS.join(',') },
-        depth: { type: 'string' },
-        'hold-ms': { type: 'string', default: '40000' },
-        cli: { type: 'string' },
-        lib: { type: 'string' },
-        help: { type: 'boolean', default: false }
-      }
-    }))
-  } catch (err) {
-    usage(err.message)
-  }
-  if (values.help) {
-    console.log(USAGE)
-    process.exit(0)
-  }
+  const { values } = parseOptions(__filename, {
+    options: {
+      connections: { type: 'string', default: '6' },
+      files: { type: 'string', default: Object.keys(FILES).join(',') },
+      servers: { type: 'string', default: SERVERS.join(',') },
+      depth: { type: 'string' },
+      'hold-ms': { type: 'string', default: '40000' },
+      cli: { type: 'string' },
+      lib: { type: 'string' }
+    }
+  })
   const connections = Number(values.connections)
-  if (!Number.isInteger(connections) || connections < 1) usage(`--connections must be a positive integer, got ${JSON.stringify(values.connections)}`)
+  if (!Number.isInteger(connections) || connections < 1) usageError(__filename, `--connections must be a positive integer, got ${JSON.stringify(values.connections)}`)
   const depth = values.depth === undefined ? Infinity : Number(values.depth)
-  if (!(Number.isInteger(depth) && depth > 0) && depth !== Infinity) usage(`--depth must be a positive integer, got ${JSON.stringify(values.depth)}`)
+  if (!(Number.isInteger(depth) && depth > 0) && depth !== Infinity) usageError(__filename, `--depth must be a positive integer, got ${JSON.stringify(values.depth)}`)
   const holdMs = Number(values['hold-ms'])
-  if (!Number.isInteger(holdMs) || holdMs < 0) usage(`--hold-ms must be a whole number of milliseconds, got ${JSON.stringify(values['hold-ms'])}`)
+  if (!Number.isInteger(holdMs) || holdMs < 0) usageError(__filename, `--hold-ms must be a whole number of milliseconds, got ${JSON.stringify(values['hold-ms'])}`)
   const files = values.files.split(',').map((name) => name.trim()).filter(Boolean)
-  for (const name of files) if (FILES[name] === undefined) usage(`unknown file ${JSON.stringify(name)} (one of ${Object.keys(FILES).join(', ')})`)
+  for (const name of files) if (FILES[name] === undefined) usageError(__filename, `unknown file ${JSON.stringify(name)} (one of ${Object.keys(FILES).join(', ')})`)
   const servers = values.servers.split(',').map((name) => name.trim()).filter(Boolean)
-  for (const name of servers) if (!SERVERS.includes(name)) usage(`unknown server ${JSON.stringify(name)} (one of ${SERVERS.join(', ')})`)
+  for (const name of servers) if (!SERVERS.includes(name)) usageError(__filename, `unknown server ${JSON.stringify(name)} (one of ${SERVERS.join(', ')})`)
   return { connections, depth, holdMs, files, servers: servers.filter((name) => name !== 'nginx' || nginxInstalled()), cli: values.cli, lib: values.lib }
 }
 

@@ -21,7 +21,7 @@
 // Accept-Encoding (gzip, deflate, br), served by its own set of servers (those
 // of compressed.js, compressed-servers.js): zcopy serve with its defaults
 // (compress on) on a folder without .br/.gz siblings, with and without
-// --native-lane, against nginx gzip_static,
+// its native lane, against nginx gzip_static,
 // h2o file.send-compressed and Caddy precompressed with siblings built
 // beforehand (each skipped with a note when missing); zcopy serve is warmed up until its variant is made. It
 // has a table of its own; it needs wrk (the header is set by a Lua script) and
@@ -50,8 +50,9 @@
 // Bun in N processes on the port (reusePort) and Caddy with GOMAXPROCS=N,
 // loaded by wrk -tN (same connections); no memory check. --workers 1 is the single-process CLI.
 // --servers: only these (names as in the table; 'zcopy serve' is the CLI,
-// 'zcopy serve --native-lane' the same with the native lane, in every worker
-// with --workers, which does not run with --tls), each zcopy row then
+// with its native lane, in every worker with --workers; 'zcopy serve
+// --no-native-lane' the same without it, which does not run with --tls, where
+// the lane is off anyway), each zcopy row then
 // compared with each other server.
 // --bytes (wrk only): rank by MiB/s received (heads and bodies, whole or not)
 // instead of whole responses per second, CPU per MiB received: for runs in which
@@ -88,7 +89,7 @@ const { helpIfAsked } = require('../lib/usage')
 const CONNECTIONS = 16
 const MAX_WORKERS = 16
 const ZCOPY_SERVE = 'zcopy serve'
-const ZCOPY_LANE = 'zcopy serve --native-lane'
+const ZCOPY_NODE = 'zcopy serve --no-native-lane'
 const WARM_UP_SECONDS = 1
 
 // Bad options: one line on stderr, exit code 2.
@@ -187,7 +188,7 @@ async function start (kind, root, workers, tls, target) {
     return { port, pid: server.pid, stop: () => server.stop() }
   }
   if (kind === ZCOPY_SERVE) return startZcopyServe(root, workers, { tls })
-  if (kind === ZCOPY_LANE) return startZcopyServe(root, workers, { tls, args: ['--native-lane'] })
+  if (kind === ZCOPY_NODE) return startZcopyServe(root, workers, { tls, args: ['--no-native-lane'] })
   return startServer(kind, root, { workers, tls })
 }
 
@@ -249,11 +250,11 @@ async function runOnce (kind, root, target, { seconds, warmUp, workers, connecti
 
 async function main () {
   const { cases: selected, casesGiven, seconds, rounds, warmUp, connections, tls, memory, workers, servers, unit } = options()
-  const known = [...KINDS, ZCOPY_SERVE, ZCOPY_LANE, ...Object.keys(NATIVE)]
+  const known = [...KINDS, ZCOPY_SERVE, ZCOPY_NODE, ...Object.keys(NATIVE)]
   const unknown = (servers ?? []).filter((name) => !known.includes(name))
   if (unknown.length) usage(`--servers: unknown ${unknown.map((n) => `'${n}'`).join(', ')}; known: ${known.join(', ')}`)
-  // The lane turns itself off under TLS: its row would be zcopy serve's.
-  if (servers?.includes(ZCOPY_LANE) && tls) usage(`--servers '${ZCOPY_LANE}' does not run with --tls (the lane is off there)`)
+  // The lane turns itself off under TLS: this row would be zcopy serve's.
+  if (servers?.includes(ZCOPY_NODE) && tls) usage(`--servers '${ZCOPY_NODE}' does not run with --tls (the lane is off there)`)
   // The native peers by these names run in the plain cases only (the compressed
   // case has servers of its own): Bun is not fetched for a compressed run.
   const plain = selected.some((name) => !isCompressedCase(name))
@@ -338,7 +339,7 @@ async function main () {
     const squeezed = columns.filter(({ name }) => isCompressedCase(name))
     if (squeezed.length > 0) {
       console.log('\ncompressed text (zcopy serve compresses once, the others send siblings built beforehand):')
-      printTables({ results, cases: squeezed.map(({ label }) => label), kinds: kindsOf(compressed), rounds }, [ZCOPY_SERVE, ZCOPY_LANE].filter((kind) => kindsOf(compressed).includes(kind)), unit)
+      printTables({ results, cases: squeezed.map(({ label }) => label), kinds: kindsOf(compressed), rounds }, [ZCOPY_SERVE, ZCOPY_NODE].filter((kind) => kindsOf(compressed).includes(kind)), unit)
     }
     if (memory && !servers) await measureMemory(root)
   } finally {

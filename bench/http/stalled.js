@@ -40,7 +40,6 @@ const { once } = require('node:events')
 const { mkdtempSync, rmSync, writeFileSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
-const { parseArgs } = require('node:util')
 const { freePort } = require('./free-port')
 const { machineLine } = require('./machine')
 const { nginxInstalled, startNginx } = require('./nginx')
@@ -50,6 +49,7 @@ const NODE_SERVERS = ['node-idle', 'node-write', 'node-stream', 'serveStatic']
 const SERVERS = ['zcopy serve', 'nginx', ...NODE_SERVERS]
 const TIMELINE_S = [1, 2, 5, 10, 30, 60]
 const { startZcopyServe } = require('./zcopy-serve')
+const { parseOptions, usageError } = require('../lib/usage')
 
 const FILES = { 'big.bin': 64 * 2 ** 20, 'medium.bin': 900 * 1024 }
 // What a stalled client costs is read once the crowd has stalled this long:
@@ -58,48 +58,30 @@ const FILES = { 'big.bin': 64 * 2 ** 20, 'medium.bin': 900 * 1024 }
 const STALLED_MS = 5000
 const AFTER_CLOSE_MS = 5000
 
-const USAGE = 'usage: node bench/http/stalled.js [--protocol tls|h2] [--clients N] [--streams N] ' +
-  "[--waves N] [--servers 'zcopy serve,nginx'] [--cli PATH] [--baseline node-idle,node-write,node-stream] [--timeline] [--group X25519|default]"
-
-function usage (message) {
-  console.error(`bench/http/stalled.js: ${message}\n${USAGE}`)
-  process.exit(2)
-}
-
 function positive (name, text) {
   const value = Number(text)
-  if (!Number.isInteger(value) || value < 1) usage(`--${name} must be a positive integer, got ${JSON.stringify(text)}`)
+  if (!Number.isInteger(value) || value < 1) usageError(__filename, `--${name} must be a positive integer, got ${JSON.stringify(text)}`)
   return value
 }
 
 function options () {
-  let values
-  try {
-    ({ values } = parseArgs({
-      options: {
-        protocol: { type: 'string', default: 'tls' },
-        clients: { type: 'string' },
-        streams: { type: 'string', default: '100' },
-        waves: { type: 'string', default: '3' },
-        servers: { type: 'string', default: 'zcopy serve,nginx' },
-        cli: { type: 'string' },
-        baseline: { type: 'string' },
-        timeline: { type: 'boolean', default: false },
-        group: { type: 'string', default: 'X25519' },
-        help: { type: 'boolean', default: false }
-      }
-    }))
-  } catch (err) {
-    usage(err.message)
-  }
-  if (values.help) {
-    console.log(USAGE)
-    process.exit(0)
-  }
-  if (!['tls', 'h2'].includes(values.protocol)) usage(`--protocol is tls or h2, got ${JSON.stringify(values.protocol)}`)
+  const { values } = parseOptions(__filename, {
+    options: {
+      protocol: { type: 'string', default: 'tls' },
+      clients: { type: 'string' },
+      streams: { type: 'string', default: '100' },
+      waves: { type: 'string', default: '3' },
+      servers: { type: 'string', default: 'zcopy serve,nginx' },
+      cli: { type: 'string' },
+      baseline: { type: 'string' },
+      timeline: { type: 'boolean', default: false },
+      group: { type: 'string', default: 'X25519' }
+    }
+  })
+  if (!['tls', 'h2'].includes(values.protocol)) usageError(__filename, `--protocol is tls or h2, got ${JSON.stringify(values.protocol)}`)
   const h2 = values.protocol === 'h2'
   const servers = [values.servers, values.baseline ?? ''].join(',').split(',').map((name) => name.trim()).filter(Boolean)
-  for (const name of servers) if (!SERVERS.includes(name)) usage(`unknown server ${JSON.stringify(name)} (one of ${SERVERS.join(', ')})`)
+  for (const name of servers) if (!SERVERS.includes(name)) usageError(__filename, `unknown server ${JSON.stringify(name)} (one of ${SERVERS.join(', ')})`)
   return {
     h2,
     clients: positive('clients', values.clients ?? (h2 ? '20' : '1000')),

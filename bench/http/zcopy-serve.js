@@ -16,7 +16,7 @@ const LISTENING = /at https?:\/\/[^ ]+:(\d+)\/ \(/
 // set for it on top of this process's (e.g. ZCOPY_PREBUILD); `cli`: the
 // bin/zcopy.js to run (another checkout's; default this one's); `wrap`: an argv
 // prefix that runs Node (e.g. ['valgrind', '--tool=callgrind']); `args`: more
-// options (e.g. ['--native-lane']); `signal`: an AbortSignal that kills it.
+// options (e.g. ['--no-native-lane']); `signal`: an AbortSignal that kills it.
 async function startZcopyServe (root, workers, { tls = null, env = {}, cli = CLI, wrap = [], args = [], signal } = {}) {
   const certificate = tls ? ['--ssl-cert', tls.cert, '--ssl-key', tls.key, ...(tls.http2 ? ['--http2'] : [])] : []
   const [command, ...prefix] = [...wrap, process.execPath]

@@ -1,9 +1,14 @@
 'use strict'
 
 // `--help` / `-h` for the benchmark scripts: their usage is the comment at the
-// top of the script (after the shebang and 'use strict'), printed as it reads.
+// top of the script (after the shebang and 'use strict'), printed as it reads;
+// and their options, parsed one way: a bad one is a line on stderr, exit 2.
 
 const fs = require('node:fs')
+const path = require('node:path')
+const { parseArgs } = require('node:util')
+
+const REPO = path.join(__dirname, '..', '..')
 
 // The leading `//` comment block of `file`, without the comment markers.
 function headerComment (file) {
@@ -25,4 +30,23 @@ function helpIfAsked (file, args = process.argv.slice(2)) {
   process.exit(0)
 }
 
-module.exports = { headerComment, helpIfAsked }
+// Bad usage of the script `file`: one line on stderr (its path in the
+// repository, then `message`), exit code 2.
+function usageError (file, message) {
+  process.stderr.write(`${path.relative(REPO, file)}: ${message.replace(/\n/g, ' ')}\n`) // parseArgs' may take lines
+  process.exit(2)
+}
+
+// The options of the script `file` (`config` as node:util's parseArgs takes
+// it, strict): --help first (helpIfAsked), then an unknown option, a missing
+// value or a stray argument is a usageError. → parseArgs' { values, positionals }.
+function parseOptions (file, config) {
+  helpIfAsked(file)
+  try {
+    return parseArgs({ args: process.argv.slice(2), ...config })
+  } catch (err) {
+    usageError(file, err.message)
+  }
+}
+
+module.exports = { headerComment, helpIfAsked, parseOptions, usageError }

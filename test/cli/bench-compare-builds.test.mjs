@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { groupGone, runCli, startCli } from './cli.mjs'
+import { expectOneLineUsageError, groupGone, runCli, startCli } from './cli.mjs'
 
 // bench/http/compare-builds.js: this checkout's zcopy serve against another
 // build's, with the tuned nginx as the anchor, loaded over loopback for real.
@@ -80,9 +80,6 @@ test('no nginx on the PATH: one line, exit code 2, no server started', async () 
 test('bad options: the usage line, exit code 2', async () => {
   for (const args of [[], ['--base', CHECKOUT, '--file', '2m'], ['--base', CHECKOUT, '--rounds', '0'], ['--base', CHECKOUT, '--connections', 'many'], ['--base', CHECKOUT, '--workers', '0'], ['--base', CHECKOUT, '--threads', '0'],
     ['--base', CHECKOUT, '--connections', '2', '--threads', '3'], ['--base', CHECKOUT, '--server', 'sirv'], ['--base', CHECKOUT, '--server', 'zcopy (Hapi)']]) {
-    const { code, stdout, stderr } = await runCli(args, { cli: COMPARE })
-    expect(code).toBe(2)
-    expect(stdout).toBe('')
-    expect(stderr).toMatch(/^usage: compare-builds\.js --base DIR /)
+    expectOneLineUsageError(await runCli(args, { cli: COMPARE }), /^bench\/http\/compare-builds\.js: expected --base DIR /, 'bench/http/compare-builds.js')
   }
 })

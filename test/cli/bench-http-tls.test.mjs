@@ -55,7 +55,7 @@ test('ratios are the median of the per-round ratios, with their min–max', asyn
   expect(lines.join('\n')).toMatch(/^\| zcopy ÷ nginx \| 2\.00× \(0\.90–3\.00\) \|$/m)
 })
 
-test("--servers 'zcopy serve --native-lane' with --tls: one line, exit code 2 (the lane is off there)", async () => {
-  const result = await runCli(['--servers', 'zcopy serve,zcopy serve --native-lane', '--tls'], { cli: RUN, env: { TMPDIR: tmpdir } })
-  expectOneLineUsageError(result, "--servers 'zcopy serve --native-lane' does not run with --tls (the lane is off there)", 'bench/http/run.js')
+test("--servers 'zcopy serve --no-native-lane' with --tls: one line, exit code 2 (the lane is off there)", async () => {
+  const result = await runCli(['--servers', 'zcopy serve,zcopy serve --no-native-lane', '--tls'], { cli: RUN, env: { TMPDIR: tmpdir } })
+  expectOneLineUsageError(result, "--servers 'zcopy serve --no-native-lane' does not run with --tls (the lane is off there)", 'bench/http/run.js')
 })

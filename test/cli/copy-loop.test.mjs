@@ -32,6 +32,6 @@ test('a source that is missing: the error, exit code 1', async () => {
 test('bad arguments: the usage line, exit code 2', async () => {
   for (const args of [[], ['cp', '1', 'x'], ['zcopy', '0', 'x'], ['zcopy', 'many', 'x'], ['zcopy', '1']]) {
     const { code, stdout, stderr } = await runCli(args, { cli: COPY_LOOP })
-    expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: 'usage: copy-loop.js zcopy|copyFile COUNT SOURCE [DESTINATION]\n' })
+    expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: '', stderr: 'bench/copy-loop.js: expected zcopy|copyFile COUNT SOURCE [DESTINATION] (--help: usage)\n' })
   }
 })
