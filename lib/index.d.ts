@@ -136,7 +136,9 @@ export interface ProtectServerOptions {
  * Protects a node:http, node:https or node:http2 server from clients that stall,
  * vanish or pipeline over TLS: on TLS, makes Node's HTTP/1 parser respect its
  * pause (without it, pipelined requests can cut a response mid-body or get a
- * 400: HPE_PAUSED), and sets idle and head timeouts (see `timeout`).
+ * 400: HPE_PAUSED), sets idle and head timeouts (see `timeout`), and answers
+ * pipelined requests in full before Node's 400 for bytes its parser refuses
+ * behind them (a 'clientError' listener; an app's own one takes over).
  * Call it right after creating the server. → the server.
  */
 export declare function protectServer<S extends NetServer> (server: S, options?: ProtectServerOptions): S

@@ -35,6 +35,14 @@ constexpr int kAcceptsPerWake = 64;
 constexpr int64_t kRevalidateMs = 1000;
 constexpr uint64_t kSweepMs = 1000;
 constexpr uint64_t kAcceptPauseMs = 100;
+// A connection closed after an answer lingers (nginx's lingering_close): its
+// write side shut, what the client still sends is read and dropped until it
+// closes, or nothing came for kLingerQuietMs, or kLingerMs in all (nginx's
+// lingering_timeout and lingering_time). Closing with unread bytes would
+// send a reset, and a client's kernel drops the answer it has not read yet.
+constexpr int64_t kLingerQuietMs = 5000;
+constexpr int64_t kLingerMs = 30000;
+constexpr int kDrainReadsPerWake = 4;
 
 class LaneCore;
 
@@ -54,7 +62,13 @@ struct LaneConnection {
   LaneConnection* prev = nullptr;
   LaneConnection* next = nullptr;
   std::string pending;  // bytes read and not consumed (a partial head, pipelined requests)
-  // The answer being written: `out` from `out_done`, then the row's file.
+  // The answer being written: first, while `answer` is set, its head and a
+  // body in memory straight from the row's bytes (one sendmsg); what of them
+  // the socket had no room for is copied to `out`, which goes from `out_done`;
+  // then the row's file.
+  RowPtr answer;
+  size_t out_base = 0;  // the bytes of the answer sent before `out`
+  uint16_t status = 0;  // the answer's status code (the access log's)
   std::string out;
   size_t out_done = 0;
   RowPtr row;
@@ -62,6 +76,7 @@ struct LaneConnection {
   int64_t file_offset = 0;
   int64_t file_end = 0;
   bool writing = false;
+  bool answer_body = false;  // the answer's body is the row's bytes in memory
   bool close_after = false;
   bool served = false;  // answered a request already (idle = keep-alive)
   bool handing_off = false;
@@ -72,13 +87,17 @@ struct LaneConnection {
   bool writes_lent = false;     // `out` holds Node's bytes (Node logs that answer)
   bool lent_answering = false;  // Node began writing the lent request's answer
   bool peer_ended = false;      // the client's FIN came while Node answered
+  bool file_short = false;      // a lent file ended before its range did
+  bool lingering = false;       // answered and shut for writing (LaneCore::Linger)
+  UniqueFd lent_file;           // a lent answer's body file (sendFile(id, ...)): a dup
   uint32_t id = 0;              // while lent
   int64_t last_ms = 0;
-  int64_t head_ms = 0;  // when the head in `pending` began to arrive
+  int64_t head_ms = 0;    // when the head in `pending` began to arrive
+  int64_t linger_ms = 0;  // when it began to linger
   // What the access log says of the answer being written (LaneCore::LogAnswer).
   std::string log_target;
   uint64_t started_ns = 0;
-  size_t body_start = 0;  // where the body begins in `out`
+  size_t body_start = 0;  // where the body begins in the answer's bytes
   uint8_t log_flags = 0;
 };
 
@@ -130,7 +149,8 @@ class LaneCore {
   uv_check_t log_check;       // hands them over once per loop turn
   // Lending (optional: without on_lend every request the lane does not answer
   // hands its connection off): onLend(id, bytes, address, port, family),
-  // onWritten(id), onGone(id).
+  // onWritten(id, fileBytes, fileShort), onGone(id, fileBytes, fileShort):
+  // how much of a lent file range went, and whether the file ended before it.
   napi_ref on_lend = nullptr;
   napi_ref on_written = nullptr;
   napi_ref on_gone = nullptr;
@@ -151,13 +171,15 @@ class LaneCore {
   int open_handles = 0;  // handles libuv holds (their close callbacks not run)
   LaneConnection* first = nullptr;
   size_t connections = 0;
+  size_t lingering = 0;  // of them, answered and closing (Linger)
   AnswerTable table;
   int64_t keep_alive_ms = 5000;
   int64_t idle_ms = 0;
   int64_t head_timeout_ms = 0;  // Node's headersTimeout
   std::string keep_alive_line;  // "Keep-Alive: timeout=5\r\n", or empty
   char read_buffer[kReadBytes];
-  int inotify_fd = -1;  // proven to be the loop's inotify instance (pending_changes.h)
+  std::string key_scratch;  // each request's AnswerKey, its capacity kept
+  int inotify_fd = -1;      // proven to be the loop's inotify instance (pending_changes.h)
   time_t date_second = -1;
   std::string date_line;
 
@@ -275,17 +297,18 @@ class LaneCore {
 
   void StopListening() {
     accepting = false;
+    uv_unref(reinterpret_cast<uv_handle_t*>(&timer));  // no pause to hold the loop for
     if (!listen_poll_open) return;
     listen_poll_open = false;
     uv_poll_stop(&listen_poll);
+    // Closed now, not in the close callback a loop turn later: a client that
+    // connects once the stop began is refused, as by Node's server.close(),
+    // not taken into the queue and reset (libuv allows it once polling stopped).
+    listen_fd.Reset();
     uv_close(reinterpret_cast<uv_handle_t*>(&listen_poll), OnListenClosed);
   }
 
-  static void OnListenClosed(uv_handle_t* handle) {
-    auto* self = static_cast<LaneCore*>(handle->data);
-    self->listen_fd.Reset();
-    self->HandleClosed();
-  }
+  static void OnListenClosed(uv_handle_t* handle) { static_cast<LaneCore*>(handle->data)->HandleClosed(); }
 
   static void OnListenReadable(uv_poll_t* handle, int status, int /*events*/) {
     auto* self = static_cast<LaneCore*>(handle->data);
@@ -300,8 +323,11 @@ class LaneCore {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
           // Out of descriptors: wait a while rather than spin on a queue that
-          // stays readable (as libuv and nginx do).
+          // stays readable (as libuv and nginx do). The timer holds the loop
+          // meanwhile, as the listener did: with no connection left, a loop
+          // with only unreferenced handles would end the process.
           uv_poll_stop(&listen_poll);
+          uv_ref(reinterpret_cast<uv_handle_t*>(&timer));
           uv_timer_start(&timer, OnTimer, kAcceptPauseMs, kSweepMs);
         }
         return;
@@ -350,6 +376,7 @@ class LaneCore {
     auto* conn = static_cast<LaneConnection*>(handle->data);
     LaneCore* self = conn->core;
     if (status < 0) return self->Close(conn);
+    if (conn->lingering) return self->Drain(conn);
     if (conn->writing) {
       if ((events & UV_WRITABLE) != 0) self->OnWritable(conn);
       return;
@@ -393,7 +420,9 @@ class LaneCore {
         bytes.swap(conn->pending);
         more = Process(conn, bytes.data(), bytes.size());
       }
-      if (!more) return;
+      // A short read took all there was: the poll (level-triggered) says
+      // when more comes, with no read to find EAGAIN in between.
+      if (!more || static_cast<size_t>(n) < kReadBytes) return;
     }
   }
 
@@ -414,10 +443,10 @@ class LaneCore {
       RowPtr row = Answerable(data, head);
       if (row == nullptr) {
         // Node answers a request that closes the connection, and the bytes
-        // after it (a 400, as llhttp reads them), as it does on its own. A
-        // range goes with its connection: a lent answer is copied through the
-        // twin, and ranges are where large bodies are (players seek in video).
-        if (on_lend != nullptr && !head.range.present && !(size > head.length && ClosesAfter(data, head))) {
+        // after it (a 400, as llhttp reads them), as it does on its own.
+        // Anything else is lent, ranges too: a lent answer's file range goes
+        // by the lane's sendfile (sendFile), so the connection stays here.
+        if (on_lend != nullptr && !(size > head.length && ClosesAfter(data, head))) {
           Lend(conn, data, head.length, size);
         } else {
           HandOff(conn, data, size);
@@ -476,8 +505,9 @@ class LaneCore {
     if (head.cache_control && (head.if_none_match.present || head.if_modified_since.present)) {
       return nullptr;
     }
-    RowPtr row = table.Find(AnswerKey(head.method, data, head.target, head.host, head.accept_encoding,
-                                      head.if_none_match, head.if_modified_since, head.range));
+    AnswerKey(&key_scratch, head.method, data, head.target, head.host, head.accept_encoding, head.if_none_match,
+              head.if_modified_since, head.range);
+    RowPtr row = table.Find(key_scratch);
     if (row == nullptr) return nullptr;
     // A change the watches saw and JavaScript has not read yet may drop this
     // row: JavaScript answers (and reads the events first).
@@ -529,22 +559,14 @@ class LaneCore {
   }
 
   void StartAnswer(LaneConnection* conn, const RowPtr& row, bool head_only, bool close_after) {
-    conn->out.clear();
-    conn->out.append(row->head);
-    conn->out.append(DateLine());
-    if (close_after) {
-      conn->out.append("Connection: close\r\n");
-    } else {
-      conn->out.append("Connection: keep-alive\r\n");
-      conn->out.append(keep_alive_line);
-    }
-    conn->out.append("\r\n");
-    conn->body_start = conn->out.size();
     const bool body = !head_only && !row->no_body;
     conn->log_flags = head_only ? kLogHead : !body ? 0 : row->in_memory ? kLogFromMemory : kLogZeroCopy;
     conn->log_flags = static_cast<uint8_t>(conn->log_flags | row->log_coding << kLogCodingShift);
-    if (body && row->in_memory) conn->out.append(row->body);
-    conn->out_done = 0;
+    conn->answer = row;
+    conn->answer_body = body && row->in_memory;
+    conn->status = StatusOf(row->head);
+    conn->out.clear();
+    conn->out_done = conn->out_base = conn->body_start = 0;
     conn->row = body && !row->in_memory ? row : nullptr;
     conn->file_start = conn->file_offset = row->file_offset;
     conn->file_end = row->file_offset + row->file_size;
@@ -553,11 +575,70 @@ class LaneCore {
     conn->served = true;
   }
 
+  // The head of conn->answer, with Date, Connection and Keep-Alive as Node
+  // writes them, and a body in memory: one sendmsg from the row's own bytes
+  // and the lane's, with no copy unless the socket takes only part (the rest
+  // goes to `out`). → false when the connection closed on an error.
+  bool SendAnswerHead(LaneConnection* conn) {
+    static constexpr char kClose[] = "Connection: close\r\n";
+    static constexpr char kKeepAlive[] = "Connection: keep-alive\r\n";
+    const AnswerRow& row = *conn->answer;
+    const std::string& date = DateLine();
+    iovec iov[6];
+    int count = 0;
+    size_t total = 0;
+    const auto add = [&](const char* data, size_t size) {
+      if (size == 0) return;
+      iov[count].iov_base = const_cast<char*>(data);
+      iov[count].iov_len = size;
+      count++;
+      total += size;
+    };
+    add(row.head.data(), row.head.size());
+    add(date.data(), date.size());
+    if (conn->close_after) {
+      add(kClose, sizeof kClose - 1);
+    } else {
+      add(kKeepAlive, sizeof kKeepAlive - 1);
+      add(keep_alive_line.data(), keep_alive_line.size());
+    }
+    add("\r\n", 2);
+    conn->body_start = total;
+    if (conn->answer_body) add(row.body.data(), row.body.size());
+    msghdr message{};
+    message.msg_iov = iov;
+    message.msg_iovlen = static_cast<decltype(message.msg_iovlen)>(count);
+    ssize_t n;
+    do {
+      n = ::sendmsg(conn->fd.Get(), &message, conn->row != nullptr ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        conn->answer = nullptr;
+        Close(conn);
+        return false;
+      }
+      n = 0;
+    }
+    if (n > 0) conn->last_ms = NowMs(loop);  // progress: the send timeout starts again
+    size_t skip = static_cast<size_t>(n);
+    for (int i = 0; i < count; i++) {  // the rest, if any, waits for room in `out`
+      const size_t length = iov[i].iov_len;
+      if (skip < length) conn->out.append(static_cast<const char*>(iov[i].iov_base) + skip, length - skip);
+      skip = skip < length ? 0 : skip - length;
+    }
+    conn->out_base = static_cast<size_t>(n);
+    conn->out_done = 0;
+    conn->answer = nullptr;
+    return true;
+  }
+
   enum class Sent { kDone, kWaiting, kClosed };
 
   // Writes what is left of the answer: kDone, kWaiting (for POLLOUT), or
   // kClosed (an error, or the answer closes the connection).
   Sent Write(LaneConnection* conn) {
+    if (conn->answer != nullptr && !SendAnswerHead(conn)) return Sent::kClosed;
     while (conn->out_done < conn->out.size()) {
       ssize_t n = ::send(conn->fd.Get(), conn->out.data() + conn->out_done, conn->out.size() - conn->out_done,
                          conn->row != nullptr ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
@@ -568,11 +649,12 @@ class LaneCore {
         return Sent::kClosed;
       }
       conn->out_done += static_cast<size_t>(n);
+      conn->last_ms = NowMs(loop);  // progress: the send timeout starts again
     }
-    while (conn->row != nullptr && conn->file_offset < conn->file_end) {
+    const int file = conn->row != nullptr ? conn->row->file.Get() : conn->lent_file.Get();
+    while (file >= 0 && conn->file_offset < conn->file_end) {
       off_t offset = conn->file_offset;
-      ssize_t n = ::sendfile(conn->fd.Get(), conn->row->file.Get(), &offset,
-                             static_cast<size_t>(conn->file_end - conn->file_offset));
+      ssize_t n = ::sendfile(conn->fd.Get(), file, &offset, static_cast<size_t>(conn->file_end - conn->file_offset));
       if (n < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return WaitWritable(conn);
@@ -582,22 +664,26 @@ class LaneCore {
       if (n == 0) {
         // The file got shorter since its last check: the promised length
         // cannot be kept, so the connection is cut (as the JS path does).
-        table.Forget(conn->row->id);
+        // A row is forgotten here; JavaScript hears of a lent file's (onGone)
+        // and drops its cache entry.
+        if (conn->row != nullptr) table.Forget(conn->row->id);
+        conn->file_short = conn->row == nullptr;
         Close(conn);
         return Sent::kClosed;
       }
       conn->file_offset += n;
+      conn->last_ms = NowMs(loop);
     }
     if (!conn->writes_lent) LogAnswer(conn, kEndedComplete);
     conn->writes_lent = false;
     conn->writing = false;
     conn->row = nullptr;
+    conn->lent_file.Reset();
     std::string().swap(conn->out);  // its memory too (shrink_to_fit needs a newer libstdc++)
     conn->last_ms = NowMs(loop);
     conn->head_ms = conn->last_ms;  // a head read behind the answer is timed from now
     if (conn->close_after) {
-      ::shutdown(conn->fd.Get(), SHUT_WR);
-      Close(conn);
+      Linger(conn);
       return Sent::kClosed;
     }
     if (conn->waits_writable) {  // (an epoll_ctl only when the events change)
@@ -621,9 +707,44 @@ class LaneCore {
     return Sent::kWaiting;
   }
 
+  // The answer is written and the connection closes: the write side now
+  // (the client reads the answer and its end), the descriptor once the
+  // client closes too or the linger bounds pass (kLingerMs above). No more
+  // requests are read; Sweep() times it out, Stop() and Destroy() close it.
+  void Linger(LaneConnection* conn) {
+    ::shutdown(conn->fd.Get(), SHUT_WR);
+    conn->lingering = true;
+    lingering++;
+    conn->writing = false;
+    std::string().swap(conn->pending);
+    conn->linger_ms = conn->last_ms = NowMs(loop);
+    conn->waits_writable = false;
+    uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
+    Drain(conn);
+  }
+
+  // Reads and drops what a lingering connection's client sends; closes it at
+  // the client's end (or an error). A few reads a wake-up at most: a client
+  // that keeps the socket full cannot hold the loop (the level-triggered
+  // poll comes back, and kLingerMs ends it).
+  void Drain(LaneConnection* conn) {
+    for (int reads = 0; reads < kDrainReadsPerWake; reads++) {
+      ssize_t n = ::read(conn->fd.Get(), read_buffer, kReadBytes);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        return Close(conn);
+      }
+      if (n == 0) return Close(conn);
+      conn->last_ms = NowMs(loop);
+      if (static_cast<size_t>(n) < kReadBytes) return;
+    }
+  }
+
   void Close(LaneConnection* conn) {
     if (conn->writing && !conn->writes_lent) LogAnswer(conn, stopping || destroyed ? kEndedShutdown : kEndedAborted);
     if (conn->lent) lent.erase(conn->id);  // onGone(id) from the close callback
+    if (conn->lingering) lingering--;
     Unlink(conn);
     uv_poll_stop(&conn->poll);
     uv_close(reinterpret_cast<uv_handle_t*>(&conn->poll), OnConnectionClosed);
@@ -731,6 +852,33 @@ class LaneCore {
     return 1;
   }
 
+  // Bytes [offset, offset + length) of `file` as the lent request's body, by
+  // sendfile behind the bytes already queued: → 0 sent, 1 then onWritten(id)
+  // once the kernel took all of it, or onGone(id, fileBytes) if the
+  // connection closes first (-1 from SendFile: no such connection any more). The lane sends from its own dup, so the
+  // caller's descriptor may close whenever it likes.
+  int LentSendFile(LaneConnection* conn, int file, int64_t offset, int64_t length) {
+    UniqueFd dup(::fcntl(file, F_DUPFD_CLOEXEC, 0));
+    if (dup.Get() < 0) {
+      Close(conn);
+      return 1;  // onGone(id, 0) settles it
+    }
+    conn->lent_answering = true;
+    conn->lent_file = std::move(dup);
+    conn->file_start = conn->file_offset = offset;
+    conn->file_end = offset + length;
+    conn->last_ms = NowMs(loop);
+    if (conn->writing) return 1;  // Write() sends it after the queued bytes
+    conn->out.clear();
+    conn->out_done = 0;
+    conn->row = nullptr;
+    conn->writing = true;
+    conn->writes_lent = true;
+    // Closed in the middle (the client gone): 1 as well, since onGone(id,
+    // fileBytes), from the close callback, says how much of the range went.
+    return Write(conn) == Sent::kDone ? 0 : 1;
+  }
+
   // Node's answer to the lent request is done: the connection closes once it
   // is written (Node ended its twin), or the lane reads the next request.
   void LentDone(LaneConnection* conn, bool close) {
@@ -742,8 +890,7 @@ class LaneCore {
     if (close || stopping) {
       conn->close_after = true;
       if (conn->writing) return;  // Write() closes it
-      ::shutdown(conn->fd.Get(), SHUT_WR);
-      return Close(conn);
+      return Linger(conn);
     }
     if (conn->writing) return;  // OnWritable() reads on once it is written
     uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
@@ -790,6 +937,14 @@ class LaneCore {
            napi_create_int32(env, port, &argv[3]) == napi_ok &&
            napi_create_string_latin1(env, family, NAPI_AUTO_LENGTH, &argv[4]) == napi_ok;
     }
+    if (ok && data == nullptr) {
+      // onWritten and onGone: how much of a lent file's range went (what a
+      // cut answer reports), and whether the file ended before the range.
+      argc = 3;
+      const int64_t sent = conn->lent_file.Get() >= 0 ? conn->file_offset - conn->file_start : 0;
+      ok = napi_create_double(env, static_cast<double>(sent), &argv[1]) == napi_ok &&
+           napi_get_boolean(env, conn->file_short, &argv[2]) == napi_ok;
+    }
     if (ok) {
       MakeCallback(resource, callback, argc, argv);
     }
@@ -798,6 +953,7 @@ class LaneCore {
 
   static void OnTimer(uv_timer_t* handle) {
     auto* self = static_cast<LaneCore*>(handle->data);
+    uv_unref(reinterpret_cast<uv_handle_t*>(handle));  // a pause's hold, if any: over
     if (self->accepting && self->listen_poll_open) {
       uv_poll_start(&self->listen_poll, UV_READABLE, OnListenReadable);
     }
@@ -810,10 +966,13 @@ class LaneCore {
     const int64_t now = NowMs(loop);
     for (LaneConnection* conn = first; conn != nullptr;) {
       LaneConnection* next = conn->next;
-      if (conn->lent) {
-        // Node's answer idle for --timeout (its socket's timeout would fire).
+      if (conn->lingering) {
+        if (now - conn->last_ms >= kLingerQuietMs || now - conn->linger_ms >= kLingerMs) Close(conn);
+      } else if (conn->lent || conn->writing) {
+        // Node's answer, or the lane's, without progress for --timeout (a
+        // client reading nothing): closed, as Node's socket timeout does.
         if (idle_ms > 0 && now - conn->last_ms >= idle_ms) Close(conn);
-      } else if (!conn->writing) {
+      } else {
         const int64_t limit = conn->served && conn->pending.empty() ? keep_alive_ms : idle_ms;
         if (limit > 0 && now - conn->last_ms >= limit) {
           Close(conn);  // silent, as Node's server.timeout
@@ -829,7 +988,7 @@ class LaneCore {
   // (Node finds it at its next check, every 30 s; the lane at its next sweep).
   void TimeOutHead(LaneConnection* conn) {
     ::send(conn->fd.Get(), kRequestTimeout, sizeof kRequestTimeout - 1, MSG_NOSIGNAL);
-    Close(conn);
+    Linger(conn);
   }
 
   // The access log's record of the answer on `conn`, ended (complete, or cut
@@ -841,9 +1000,10 @@ class LaneCore {
     LogRecord record{};
     record.time_ms = static_cast<double>(now.tv_sec) * 1000 + static_cast<double>(now.tv_usec) / 1000;
     record.duration_ms = static_cast<double>(uv_hrtime() - conn->started_ns) / 1e6;
-    const size_t from_memory = conn->out_done > conn->body_start ? conn->out_done - conn->body_start : 0;
+    const size_t sent = conn->out_base + conn->out_done;
+    const size_t from_memory = sent > conn->body_start ? sent - conn->body_start : 0;
     record.bytes = static_cast<double>(from_memory) + static_cast<double>(conn->file_offset - conn->file_start);
-    record.status = StatusOf(conn->out);
+    record.status = conn->status;
     record.flags = conn->log_flags;
     record.ended = ended;
     record.target_length = static_cast<uint32_t>(conn->log_target.size());
@@ -1007,6 +1167,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
                            InstanceMethod<&Lane::Stop>("stop"),
                            InstanceMethod<&Lane::Connections>("connections"),
                            InstanceMethod<&Lane::Write>("write"),
+                           InstanceMethod<&Lane::SendFile>("sendFile"),
                            InstanceMethod<&Lane::Finish>("finish"),
                            InstanceMethod<&Lane::Cut>("cut"),
                            InstanceMethod<&Lane::Destroy>("destroy"),
@@ -1142,8 +1303,8 @@ class Lane : public Napi::ObjectWrap<Lane> {
       bytes += text;
     }
     RowPtr row = RowPtr::Make();
-    row->key = AnswerKey(method == "GET" ? RequestMethod::kGet : RequestMethod::kHead, bytes.data(), spans[0], spans[1],
-                         spans[2], spans[3], spans[4], spans[5]);
+    AnswerKey(&row->key, method == "GET" ? RequestMethod::kGet : RequestMethod::kHead, bytes.data(), spans[0], spans[1],
+              spans[2], spans[3], spans[4], spans[5]);
     Napi::Buffer<char> head = info[4].As<Napi::Buffer<char>>();
     row->head.assign(head.Data(), head.Length());
     if (info[5].IsBuffer()) {
@@ -1278,7 +1439,9 @@ class Lane : public Napi::ObjectWrap<Lane> {
   }
 
   Napi::Value Connections(const Napi::CallbackInfo& info) {
-    return Napi::Number::New(info.Env(), core_ == nullptr ? 0 : static_cast<double>(core_->connections));
+    // The lingering ones are answered: a stop waits for none of them.
+    return Napi::Number::New(info.Env(),
+                             core_ == nullptr ? 0 : static_cast<double>(core_->connections - core_->lingering));
   }
 
   // write(id, bytes) → 0 (the kernel took them), 1 (onWritten(id) once it
@@ -1295,6 +1458,26 @@ class Lane : public Napi::ObjectWrap<Lane> {
     return Napi::Number::New(env, core_->LentWrite(conn, bytes.Data(), bytes.Length()));
   }
 
+  // sendFile(id, fd, offset, length) → as write(id, bytes): the range of the
+  // file as the lent request's body, after what was written before.
+  Napi::Value SendFile(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsNumber() || !info[1].IsNumber() || !info[2].IsNumber() || !info[3].IsNumber()) {
+      Napi::TypeError::New(env, "sendFile(id, fd, offset, length)").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    const int32_t fd = info[1].As<Napi::Number>().Int32Value();
+    const int64_t offset = info[2].As<Napi::Number>().Int64Value();
+    const int64_t length = info[3].As<Napi::Number>().Int64Value();
+    if (fd < 0 || offset < 0 || length < 0) {
+      Napi::RangeError::New(env, "sendFile(id, fd, offset, length)").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    LaneConnection* conn = LentOf(info[0]);
+    if (conn == nullptr) return Napi::Number::New(env, -1);
+    return Napi::Number::New(env, core_->LentSendFile(conn, fd, offset, length));
+  }
+
   // finish(id, close): Node's answer is done (all of it written); the
   // connection closes (close) or reads its next request.
   Napi::Value Finish(const Napi::CallbackInfo& info) {
@@ -1305,14 +1488,17 @@ class Lane : public Napi::ObjectWrap<Lane> {
 
   // cut(id): Node gave up on the answer (destroyed its twin): the
   // connection closes now.
+  // → how much of the lent file range under way went (0 without one).
   Napi::Value Cut(const Napi::CallbackInfo& info) {
     LaneConnection* conn = LentOf(info[0]);
+    double file_bytes = 0;
     if (conn != nullptr) {
+      if (conn->lent_file.Get() >= 0) file_bytes = static_cast<double>(conn->file_offset - conn->file_start);
       core_->lent.erase(conn->id);
       conn->lent = false;  // JavaScript knows
       core_->Close(conn);
     }
-    return info.Env().Undefined();
+    return Napi::Number::New(info.Env(), file_bytes);
   }
 
   LaneConnection* LentOf(const Napi::Value& id) {

@@ -13,7 +13,7 @@
 //   most, and on destroy(). A head still arriving after headTimeoutMs gets
 //   Node's 408; a connection silent for idleMs is closed.
 //   .listen(address, port, ipv6) → port     (Node-style errors: bind, listen)
-//   .write(id, bytes) → 0 | 1 | -1  .finish(id, close)  .cut(id)
+//   .write(id, bytes) → 0 | 1 | -1  .finish(id, close)  .cut(id) → lent file bytes sent
 //               a lent request's answer (with the three on* callbacks, a
 //               whole request without a body that the lane cannot answer is
 //               lent, not handed off: bin/lib/serve/lane-twin.js)

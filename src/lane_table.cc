@@ -1,5 +1,6 @@
 #include "lane_table.h"
 
+#include <cstdio>
 #include <utility>
 
 namespace zcopy {
@@ -9,27 +10,27 @@ namespace {
 void AppendSpan(std::string* key, const char* data, const HeadSpan& span) {
   // A length-prefixed field: no byte of a value can be mistaken for a separator.
   key->push_back(span.present ? '1' : '0');
-  key->append(std::to_string(span.length));
-  key->push_back(':');
+  char digits[24];
+  const int length = std::snprintf(digits, sizeof digits, "%u:", static_cast<unsigned>(span.length));
+  key->append(digits, static_cast<size_t>(length));
   if (span.present) key->append(data + span.offset, span.length);
 }
 
 }  // namespace
 
-std::string AnswerKey(RequestMethod method, const char* data, const HeadSpan& target, const HeadSpan& host,
-                      const HeadSpan& accept_encoding, const HeadSpan& if_none_match, const HeadSpan& if_modified_since,
-                      const HeadSpan& range) {
-  std::string key;
-  key.reserve(32 + target.length + host.length + accept_encoding.length + if_none_match.length +
-              if_modified_since.length + range.length);
-  key.push_back(method == RequestMethod::kGet ? 'G' : 'H');
-  AppendSpan(&key, data, target);
-  AppendSpan(&key, data, host);
-  AppendSpan(&key, data, accept_encoding);
-  AppendSpan(&key, data, if_none_match);
-  AppendSpan(&key, data, if_modified_since);
-  AppendSpan(&key, data, range);
-  return key;
+void AnswerKey(std::string* key, RequestMethod method, const char* data, const HeadSpan& target, const HeadSpan& host,
+               const HeadSpan& accept_encoding, const HeadSpan& if_none_match, const HeadSpan& if_modified_since,
+               const HeadSpan& range) {
+  key->clear();  // its capacity kept: the lane's key of each request reuses one string
+  key->reserve(32 + target.length + host.length + accept_encoding.length + if_none_match.length +
+               if_modified_since.length + range.length);
+  key->push_back(method == RequestMethod::kGet ? 'G' : 'H');
+  AppendSpan(key, data, target);
+  AppendSpan(key, data, host);
+  AppendSpan(key, data, accept_encoding);
+  AppendSpan(key, data, if_none_match);
+  AppendSpan(key, data, if_modified_since);
+  AppendSpan(key, data, range);
 }
 
 uint32_t AnswerTable::Add(RowPtr row) {

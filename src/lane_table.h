@@ -107,10 +107,10 @@ class RowPtr {
 };
 using RowIds = std::vector<uint32_t, PlainAllocator<uint32_t>>;
 
-// The key of a request, from the buffer it was parsed from.
-std::string AnswerKey(RequestMethod method, const char* data, const HeadSpan& target, const HeadSpan& host,
-                      const HeadSpan& accept_encoding, const HeadSpan& if_none_match, const HeadSpan& if_modified_since,
-                      const HeadSpan& range);
+// The key of a request, from the buffer it was parsed from, into *key.
+void AnswerKey(std::string* key, RequestMethod method, const char* data, const HeadSpan& target, const HeadSpan& host,
+               const HeadSpan& accept_encoding, const HeadSpan& if_none_match, const HeadSpan& if_modified_since,
+               const HeadSpan& range);
 
 class AnswerTable {
  public:

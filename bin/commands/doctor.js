@@ -22,7 +22,7 @@ exports.builder = (yargs) => yargs
 Reports Node and N-API, platform, C library, kernel, where the native addon was loaded from \
 (or why it was not), the kernel features zcopy relies on, the thread-pool size, and a 1-second self-test \
 through a loopback TCP connection. Exit code 0 when zero-copy works, 1 when zcopy falls back to streams. \
-It also says whether the native lane (zcopy serve --native-lane) can run here.`)
+It also says whether zcopy serve's native lane (on by default) can run here.`)
 
 exports.handler = async (argv) => {
   const zcopy = loadZcopy()

@@ -63,13 +63,14 @@ function warnIfBroad (root) {
   process.stderr.write(`zcopy: warning: serving ${root}, ${what}${running}: every readable file below it can be downloaded\n`)
 }
 
-// --native-lane where it can run; where it cannot, one line says why and the
-// server goes on without it.
+// The native lane where it can run, unless --no-native-lane; where it cannot,
+// the server goes on without it, with one line saying why when it was asked
+// for by name (without it, the start line just does not say "native lane").
 function withNativeLane (config) {
-  if (!config.nativeLane) return config
+  if (config.nativeLane === false) return config
   const refusal = laneRefusal(config)
-  if (refusal === null) return config
-  if (!isWorker()) process.stderr.write(`zcopy: --native-lane off: ${refusal}\n`)
+  if (refusal === null) return { ...config, nativeLane: true }
+  if (config.nativeLane === true && !isWorker()) process.stderr.write(`zcopy: --native-lane off: ${refusal}\n`)
   return { ...config, nativeLane: false }
 }
 

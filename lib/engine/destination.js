@@ -18,6 +18,19 @@ function isWritable (value) {
     typeof value.destroy === 'function'
 }
 
+// A destination with no descriptor of its own that sends a file's bytes onto
+// its connection itself, by sendfile (a connection another part of the
+// process owns, such as a native server's): destination[SEND_FILE](fd, start,
+// length) → Promise of { bytes, complete, truncated } once the range went out
+// (or the connection went away: complete false; or the file ended before the
+// range did: truncated true too), sent in order after what was written to the
+// destination before; `fd` stays open until it settles.
+const SEND_FILE = Symbol('zcopy.sendFile')
+
+function sendsFiles (destination) {
+  return destination !== null && typeof destination === 'object' && typeof destination[SEND_FILE] === 'function'
+}
+
 // The descriptor under a plain (non-TLS) socket, or -1: TLS encrypts in user
 // space, and a socket over a JS Duplex has no descriptor at all.
 function socketFd (socket) {
@@ -73,7 +86,7 @@ function supportsZeroCopy ({ kind, stream }) {
 // - framed: the destination frames the bytes itself (chunked encoding).
 function movesByZeroCopy ({ socket, encrypted, multiplexed, passesThrough, framed }) {
   if (!zeroCopyAvailable || encrypted || multiplexed || !passesThrough || framed) return false
-  return socket === null || socket instanceof net.Socket
+  return socket === null || socket instanceof net.Socket || sendsFiles(socket)
 }
 
-module.exports = { classifyDestination, movesByZeroCopy, socketFd, supportsZeroCopy, transportFd }
+module.exports = { SEND_FILE, classifyDestination, movesByZeroCopy, sendsFiles, socketFd, supportsZeroCopy, transportFd }

@@ -12,7 +12,7 @@ const { pipeFile, sendRange } = require('./pipe-file')
 const { createReadStream } = require('./read-stream')
 const { copy, PIECE_SIZE } = require('./copy')
 const { readAt, readAtSync, readRange } = require('./read-range')
-const { movesByZeroCopy, socketFd, transportFd } = require('./destination')
+const { SEND_FILE, movesByZeroCopy, sendsFiles, socketFd, transportFd } = require('./destination')
 const { invalidArgType, invalidArgValue, truncatedError } = require('./errors')
 const { validateInteger, validateObject } = require('./validate')
 
@@ -28,6 +28,10 @@ module.exports = {
   // what it checks first
   movesByZeroCopy,
   sendRange,
+  // for lib/http and bin/: the protocol of a destination that sends a file's
+  // bytes onto its connection itself (a native server's lent connection)
+  SEND_FILE,
+  sendsFiles,
   // for lib/http: a body copied through user space into a response, paced for
   // a client that stops reading, and the size of the pieces it moves in
   copy,

@@ -18,10 +18,10 @@ const { promisify } = require('node:util')
 const { zeroCopyAvailable } = require('./binding')
 const { DescriptorTransfer, SocketTransfer, holdSocket, toStream } = require('./descriptor-transfer')
 const { Job, startFallbackTransfer, startOpeningTransfer } = require('./sendfile')
-const { classifyDestination, supportsZeroCopy } = require('./destination')
+const { SEND_FILE, classifyDestination, sendsFiles, supportsZeroCopy } = require('./destination')
 const { byteRange, isPathLike, openSource, validateSource } = require('./source')
 const { flushed } = require('./copy')
-const { abortError, invalidArgType, outOfRange } = require('./errors')
+const { abortError, invalidArgType, outOfRange, truncatedError } = require('./errors')
 const {
   validateAbortSignal,
   validateInteger,
@@ -301,6 +301,7 @@ function pipeFile (source, destination, options = {}) {
 // open, no fstat, no argument checks. Resolves with { bytes, zeroCopy }; a
 // rejection's error carries `bytesWritten`, what reached the destination before.
 function sendRange (fd, start, length, destination, head = null) {
+  if (head === null && sendsFiles(destination)) return sendToSender(fd, start, length, destination)
   const target = classifyDestination(destination)
   const job = jobFor(target, null)
   const hold = holdFor(target)
@@ -311,6 +312,19 @@ function sendRange (fd, start, length, destination, head = null) {
   return settled.catch((err) => {
     if (err !== null && typeof err === 'object' && err.bytesWritten === undefined) err.bytesWritten = tracker.bytes
     throw err
+  })
+}
+
+// A destination that sends files itself (SEND_FILE): a connection gone
+// mid-range rejects as a socket's does (EPIPE), a file that ended before the
+// range as a read of it does (ERR_ZCOPY_TRUNCATED), with the bytes sent.
+function sendToSender (fd, start, length, destination) {
+  return Promise.resolve(destination[SEND_FILE](fd, start, length)).then(({ bytes, complete, truncated }) => {
+    if (complete) return { bytes, zeroCopy: true }
+    const err = truncated
+      ? truncatedError(start + bytes, length - bytes)
+      : Object.assign(new Error('The client closed the connection'), { code: 'EPIPE' })
+    throw Object.assign(err, { bytesWritten: bytes })
   })
 }
 

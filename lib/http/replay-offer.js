@@ -32,8 +32,8 @@ function rangeOf (res, size) {
 // may change while the body's file does not; else null),
 // whenDropped(listener), called once when the cache drops an entry the
 // answer was made of or the store its variant, and used(), which counts a
-// replay as a use of those entries (one a sweep or the LRU would otherwise
-// find unused) and returns `bytes` as they are then.
+// replay as a use of those entries and of the variant (one a sweep or the
+// LRUs would otherwise find unused) and returns `bytes` as they are then.
 function offerReplay (server, req, res, file, { sent, located }) {
   const { onReplayable } = server.options
   const { entry, variant } = file
@@ -87,6 +87,7 @@ function offerReplay (server, req, res, file, { sent, located }) {
       },
       used: () => {
         for (const held of entries) cache.release(cache.use(held))
+        if (variant !== undefined) server.variants.replayed(variant)
         return entry === null ? null : memoryBody(entry, false)
       }
     })

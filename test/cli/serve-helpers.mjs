@@ -1,11 +1,10 @@
 // Shared by the serve-*.test.mjs files: a served folder and a running CLI.
 import fs from 'node:fs'
 import os from 'node:os'
-import net from 'node:net'
 import path from 'node:path'
-import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startCli, waitForStdout } from './cli.mjs'
+import { exchange as rawExchange, portOf, withoutDate } from './raw-exchange.mjs'
 
 export function makeRoot (files) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-serve-'))
@@ -31,26 +30,14 @@ export async function startServe (root, args = [], { env = {}, port = ['--port',
   }
 }
 
-// Raw exchanges with a served folder (the native lane's tests).
-
-export const portOf = (server) => Number(new URL(server.url).port)
+// Raw exchanges with a served folder (the native lane's tests), through
+// raw-exchange.mjs.
+export { portOf, withoutDate }
 
 // Writes `chunks` on one connection (`gapMs` apart; with `end`, then ends its
 // side) and resolves with all it received until the server closed it.
 export async function exchange (server, chunks, { gapMs = 0, end = false } = {}) {
-  const socket = net.connect(portOf(server), '127.0.0.1')
-  socket.setNoDelay(true)
-  const received = []
-  socket.on('data', (chunk) => received.push(chunk))
-  const closed = once(socket, 'close')
-  await once(socket, 'connect')
-  for (const chunk of chunks) {
-    socket.write(chunk)
-    if (gapMs > 0) await sleep(gapMs)
-  }
-  if (end) socket.end()
-  await closed
-  return Buffer.concat(received)
+  return (await rawExchange(portOf(server), chunks, { gapMs, end })).bytes
 }
 
 // A GET of `path` (with the header lines `fields`, each ending in CRLF) on a
@@ -71,5 +58,3 @@ export async function loggedLines (server, path) {
   while (!server.cli.stdout().includes(marker)) await sleep(20)
   return server.cli.stdout().split('\n').filter((line) => line.startsWith(`GET ${path} `) || line.startsWith(`HEAD ${path} `))
 }
-
-export const withoutDate = (bytes) => bytes.toString('latin1').replace(/\r\nDate: [^\r]*/g, '\r\nDate: -')

@@ -97,24 +97,36 @@ function answersOf (text) {
 // refusal only if no answer had begun (it does not know of the lane's). How
 // many answers go out before is a matter of timing; with the lane, which
 // answers its hits before it hands the rest to Node, it may be more or fewer.
-// So the answers both gave must be the same, in order (Node's last one may be
-// cut short), one list the start of the other, and refusals both show the
-// same; which side ends first is free.
+// So the answers both gave must be the same, in order, one list the start of
+// the other, and refusals both show the same; which side ends first is free.
 function sameAnswers (withLane, without) {
   if (withLane === without) return true
   const lane = answersOf(withLane)
   const node = answersOf(without)
   if (lane.refusal !== null && node.refusal !== null && lane.refusal !== node.refusal) return false
   const common = Math.min(lane.answers.length, node.answers.length)
+  // No answer cut on either side: refused bytes wait for the answers before
+  // them (protectServer's refuseAfterAnswers, the lane alike). One latitude:
+  // a connection an answer closes (HTTP/1.0, Connection: close) is closed
+  // at once by Node's server, and bytes the client sent after that request,
+  // still unread, make the kernel reset it, dropping what was not sent yet:
+  // the last answer one side gave may end early when the other's shows the
+  // closing answer after it (RFC 9112 §9.6). The lane lingers after its own
+  // closing answers (serve-native-lane-linger.test.mjs), but a connection
+  // with bytes behind its closing request is Node's on both sides.
   for (let i = 0; i < common; i++) {
-    if (lane.answers[i] === node.answers[i]) continue
-    // Node cuts the answer it is sending when its parser refuses the bytes
-    // behind (its 400 then destroys the socket mid-sendfile): Node's last
-    // answer may be the start of the lane's, and only its last. The lane's
-    // answers are never cut.
-    if (i !== node.answers.length - 1 || !lane.answers[i].startsWith(node.answers[i])) return false
+    if (lane.answers[i] !== node.answers[i] && !cutBeforeClose(lane.answers, node.answers, i)) return false
   }
   return true
+}
+
+// Whether answer i of one list is the start of the other's, and the last of
+// its list, and the other list has an answer after it that closes the
+// connection.
+function cutBeforeClose (a, b, i) {
+  const [short, long] = a[i].length < b[i].length ? [a, b] : [b, a]
+  return i === short.length - 1 && long[i].startsWith(short[i]) &&
+    long.slice(i + 1).some((answer) => /\r\nConnection: close\r\n/.test(answer.split('\r\n\r\n')[0] + '\r\n'))
 }
 
 describe.runIf(native !== null)('zcopy serve --native-lane, fuzzed', () => {
@@ -124,7 +136,7 @@ describe.runIf(native !== null)('zcopy serve --native-lane, fuzzed', () => {
   beforeAll(async () => {
     root = makeRoot(FILES)
     const args = [...SERVE_ARGS, '--quiet'];
-    [lane, plain] = await Promise.all([startServe(root, ['--native-lane', ...args]), startServe(root, args)])
+    [lane, plain] = await Promise.all([startServe(root, ['--native-lane', ...args]), startServe(root, ['--no-native-lane', ...args])])
     // The lane learns its hits; Node's open-file cache gets them too, so that
     // both answer them at once.
     for (const server of [lane, plain]) {
@@ -173,14 +185,13 @@ describe.runIf(native !== null)('zcopy serve --native-lane, fuzzed', () => {
         if (withLane.timedOut && !without.timedOut) withLane = await send(lane, 10 * PATIENCE_MS)
         if (without.timedOut && !withLane.timedOut) without = await send(plain, 10 * PATIENCE_MS)
         // Node's races (sameAnswers) may give another outcome on another run:
-        // a difference stands only if three more runs of Node's server agree with none.
-        // Node refusing bytes behind an answer it is still sending writes no
-        // 400 and leaves the connection open (until --timeout); the lane
-        // sends the answer, then Node's 400, and closes: that is agreement.
-        const swallowed = () => without.timedOut && !withLane.timedOut &&
-          answersOf(withLane.text).refusal !== null && answersOf(without.text).refusal === null
-        const agree = () => (withLane.timedOut === without.timedOut || swallowed()) && sameAnswers(withLane.text, without.text)
-        for (let again = 0; again < 3 && !agree(); again++) without = await send(plain, 10 * PATIENCE_MS)
+        // a difference stands only if three more runs of Node's server agree
+        // with none (a run reset says nothing, as above).
+        const agree = () => withLane.timedOut === without.timedOut && sameAnswers(withLane.text, without.text)
+        for (let again = 0; again < 3 && !agree(); again++) {
+          const next = await send(plain, 10 * PATIENCE_MS)
+          if (!next.reset) without = next
+        }
         if (!agree()) differences.push({ connection: n, chunks, withLane, without })
       }
     }

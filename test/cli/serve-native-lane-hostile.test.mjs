@@ -5,7 +5,8 @@
 // others (no read-ahead past one read while an answer waits for room; an idle
 // connection costs its struct and poll handle: nginx's ~1 KiB, bound here at
 // 4 KiB), close idle keep-alive connections after Node's keepAliveTimeout
-// (5 s) and leave no descriptor behind. Without the addon (ZCOPY_NATIVE=0)
+// (5 s) and leave no descriptor behind; out of descriptors, pause accepting
+// without spinning or ending the process. Without the addon (ZCOPY_NATIVE=0)
 // the lane is off: nothing to test.
 import fs from 'node:fs'
 import net from 'node:net'
@@ -15,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
 import { makeRoot, startServe } from './serve-helpers.mjs'
+import { waitForStdout } from './cli.mjs'
 import { exchange, fdCount, portOf } from './raw-exchange.mjs'
 
 const MiB = 1024 * 1024
@@ -127,6 +129,29 @@ describe.runIf(native !== null)('zcopy serve --native-lane against hostile clien
   // reads nothing while one waits for room: what waits is in the kernel's
   // socket buffers, not in the server's memory. A lane that read ahead would
   // hold up to 8 MiB of requests per connection here.
+  // --timeout is also the send timeout: an answer the lane is writing makes
+  // no progress for that long (its client reads nothing) and the connection
+  // closes, as Node's socket timeout closes its own.
+  test('an answer the lane writes to a client that reads nothing is cut after --timeout (2 s)', async () => {
+    const logged = await startServe(root, ['--no-compress', '--timeout', '2']) // its access log says when
+    let socket = null
+    try {
+      await exchange(portOf(logged), ['GET /large.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n']) // a row
+      socket = net.connect(portOf(logged), '127.0.0.1')
+      socket.on('error', () => {})
+      await once(socket, 'connect')
+      socket.pause() // more than the socket buffers hold, never read
+      const started = Date.now()
+      socket.write('GET /large.bin HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(16))
+      const [line] = await waitForStdout(logged.cli, /^GET \/large\.bin 200 \d+ B [\d.]+ ms zero-copy aborted$/m, { within: 20_000 })
+      expect(line).toBeTruthy()
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1500)
+    } finally {
+      socket?.destroy()
+      await logged.stop()
+    }
+  }, 40_000)
+
   test('clients that pipeline requests for a large file and never read: memory stays bounded', async () => {
     const CLIENTS = 8
     const CAP = 8 * MiB
@@ -199,5 +224,71 @@ describe.runIf(native !== null)('zcopy serve --native-lane against hostile clien
     expect(Math.min(...idle), 'the shortest idle time before a close (ms)').toBeGreaterThanOrEqual(4000)
     for (let i = 0; i < 200 && fdCount(pid) > fdsBefore; i++) await sleep(50)
     expect(fdCount(pid)).toBeLessThanOrEqual(fdsBefore)
+  }, 90_000)
+})
+
+// CPU seconds process `pid` has used (user and system).
+function cpuSeconds (pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (100 Hz on Linux)
+}
+
+// Out of descriptors (EMFILE): the listening socket stays readable while
+// connections wait in its queue, so a lane that kept polling it would spin.
+// It pauses accepting (100 ms at a time) and goes on once descriptors free up;
+// the connections it has keep being answered, whole.
+describe.runIf(native !== null)('zcopy serve --native-lane out of descriptors', () => {
+  const CONNECTIONS = 40
+  const body = Buffer.alloc(200 * 1024, 'e')
+  let root
+  let server
+  beforeAll(async () => {
+    root = makeRoot({ 'e.bin': body })
+    server = await startServe(root, ['--quiet', '--no-compress'])
+    for (let i = 0; i < 2; i++) await exchange(portOf(server), ['GET /e.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n']) // a row
+  })
+  afterAll(async () => {
+    await server?.stop()
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  test(`${CONNECTIONS} connections against room for 10: no spin, every answer whole, the rest accepted as the first close`, async () => {
+    const pid = server.cli.child.pid
+    await sleep(200)
+    const room = fdCount(pid) + 10
+    execFileSync('prlimit', ['--pid', String(pid), `--nofile=${room}:${room}`])
+    const answers = []
+    const sockets = []
+    for (let i = 0; i < CONNECTIONS; i++) {
+      const socket = net.connect(portOf(server), '127.0.0.1')
+      sockets.push(socket)
+      socket.on('error', () => {})
+      answers.push(new Promise((resolve) => {
+        let got = Buffer.alloc(0)
+        socket.on('data', (chunk) => {
+          got = Buffer.concat([got, chunk])
+          const headEnd = got.indexOf('\r\n\r\n')
+          if (headEnd >= 0 && got.length - headEnd - 4 >= body.length) {
+            resolve(got.subarray(0, 12).toString('latin1') === 'HTTP/1.1 200' && got.subarray(headEnd + 4).equals(body))
+            socket.destroy() // its descriptor in the server frees up
+          }
+        })
+        socket.once('close', () => resolve(false))
+      }))
+      socket.write('GET /e.bin HTTP/1.1\r\nHost: localhost\r\n\r\n')
+    }
+    // While out of descriptors (some connections wait in the listen queue),
+    // the server does not spin: a loop polling a readable listener takes a
+    // whole core.
+    const started = cpuSeconds(pid)
+    await sleep(2000)
+    // (A lane whose pause left the loop nothing referenced ended the process.)
+    expect(fs.existsSync(`/proc/${pid}`), 'the server still runs').toBe(true)
+    const used = cpuSeconds(pid) - started
+    const served = await Promise.race([Promise.all(answers), sleep(60_000).then(() => null)])
+    for (const socket of sockets) socket.destroy()
+    expect(served, 'every connection answered within 60 s').not.toBe(null)
+    expect(served.filter((whole) => !whole).length, 'answers not whole').toBe(0)
+    expect(used, 'CPU seconds over the 2 s out of descriptors').toBeLessThan(0.5)
   }, 90_000)
 })

@@ -35,7 +35,7 @@ beforeAll(async () => {
   [lane, laneWithoutAddon, plain] = await Promise.all([
     startServe(root, ['--native-lane', ...ARGS.filter((arg) => arg !== '--quiet')]),
     startServe(root, ['--native-lane', ...ARGS], { env: { ZCOPY_NATIVE: '0' } }),
-    startServe(root, ARGS)
+    startServe(root, ['--no-native-lane', ...ARGS])
   ])
 })
 afterAll(async () => {

@@ -29,7 +29,7 @@ let workers // the lane server's worker pids, as its start line lists them
 beforeAll(async () => {
   [lane, plain] = await Promise.all([
     startServe(root, ['--native-lane', '--workers', '2', ...ARGS]),
-    startServe(root, ARGS)
+    startServe(root, ['--no-native-lane', ...ARGS])
   ])
   workers = (await waitForStdout(lane.cli, /^ {2}workers: (\d+ \d+)$/m))[1].split(' ').map(Number)
 })

@@ -1,4 +1,4 @@
-// zcopy serve --native-lane (issue 64): the addon's lane owns the listening
+// zcopy serve's native lane (issue 64, on by default): the addon's lane owns the listening
 // socket and hands Node's server every connection it does not answer itself.
 // The same raw exchanges against a server with the lane and one without give
 // the same bytes but for Date; with ZCOPY_NATIVE=0 (no addon) --native-lane is
@@ -6,11 +6,14 @@
 import fs from 'node:fs'
 import net from 'node:net'
 import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
 import { exchange, get, loggedLines, makeRoot, portOf, startServe, withoutDate } from './serve-helpers.mjs'
 
+const CERT = fileURLToPath(new URL('../fixtures/http/localhost-cert.pem', import.meta.url))
+const KEY = fileURLToPath(new URL('../fixtures/http/localhost-key.pem', import.meta.url))
 const big = Buffer.alloc(300 * 1024, 'z')
 // More than loopback's socket buffers hold: the lane's sendfile meets EAGAIN.
 const huge = Buffer.alloc(16 * 1024 * 1024, 'h')
@@ -33,7 +36,7 @@ beforeAll(async () => {
   [lane, laneWithoutAddon, plain] = await Promise.all([
     startServe(root, ['--native-lane', ...ARGS.filter((arg) => arg !== '--quiet')]),
     startServe(root, ['--native-lane', ...ARGS], { env: { ZCOPY_NATIVE: '0' } }),
-    startServe(root, ARGS)
+    startServe(root, ['--no-native-lane', ...ARGS])
   ])
 })
 afterAll(async () => {
@@ -72,6 +75,28 @@ describe('zcopy serve --native-lane', () => {
     expect(laneWithoutAddon.cli.stderr()).toMatch(/^zcopy: --native-lane off: the native addon is not loaded$/m)
     expect(laneWithoutAddon.cli.stdout()).not.toMatch(/native lane/)
     expect(plain.cli.stdout()).not.toMatch(/native lane/)
+  })
+
+  // On by default where it can run; where it cannot, off without a word
+  // unless it was asked for by name.
+  test('on by default; off without a word where it cannot run, unless asked for', async () => {
+    const tls = ['--ssl-cert', CERT, '--ssl-key', KEY]
+    const servers = await Promise.all([
+      startServe(root, ARGS),
+      startServe(root, ARGS, { env: { ZCOPY_NATIVE: '0' } }),
+      startServe(root, [...ARGS, ...tls]),
+      startServe(root, [...ARGS, ...tls, '--native-lane'])
+    ])
+    try {
+      const [byDefault, withoutAddon, overTls, askedOverTls] = servers
+      if (native === null) expect(byDefault.cli.stdout()).not.toMatch(/native lane/)
+      else expect(byDefault.cli.stdout()).toMatch(/\(zero-copy on, native lane\)/)
+      for (const server of [byDefault, withoutAddon, overTls]) expect(server.cli.stderr()).toBe('')
+      for (const server of [withoutAddon, overTls, askedOverTls]) expect(server.cli.stdout()).not.toMatch(/native lane/)
+      expect(askedOverTls.cli.stderr()).toMatch(/^zcopy: --native-lane off: (TLS and HTTP\/2 stay on Node's stack|the native addon is not loaded)$/m)
+    } finally {
+      await Promise.all(servers.map((server) => server.stop()))
+    }
   })
 
   for (const [name, chunks] of Object.entries(CASES)) {

@@ -70,9 +70,10 @@ test('Ctrl-C during a download says what it waits for, and up to when; a second 
   }
 })
 
+// Node's path (the native lane's lines for the same answers: serve-native-lane-log.test.mjs).
 test('the access log says how each body went: a small file asked for again is logged `memory`', async () => {
   const site = makeRoot({ 'small.txt': 'small\n' })
-  const serve = await startServe(site)
+  const serve = await startServe(site, ['--no-native-lane'])
   try {
     // The second request has the file read into memory, off its path: on a loaded
     // machine a few more may come before the read is done.

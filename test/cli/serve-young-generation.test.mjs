@@ -25,7 +25,7 @@ const HELD = 2 * CEILING // at most one doubling past the ceiling (see above)
 
 // Runs survivors.cjs in a Node of its own → the new space's bytes after the allocations.
 function newSpaceAfter (nodeArgs, scriptArgs) {
-  const { stderr } = spawnSync(process.execPath, [...nodeArgs, SURVIVORS, ...scriptArgs], { encoding: 'utf8' })
+  const { stderr } = spawnSync(process.execPath, [...nodeArgs, SURVIVORS, ...scriptArgs], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' })
   return Number(/new space: (\d+)/.exec(stderr)[1])
 }
 

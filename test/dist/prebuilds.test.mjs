@@ -76,7 +76,7 @@ it('only these prebuilds are committed: glibc and musl for x64 and arm64', () =>
 
 it.runIf(process.platform === 'linux' && process.arch === 'x64')('node-gyp-build picks the binary of the C library it is told of (LIBC, or /etc/alpine-release)', () => {
   const pick = (libc) => execFileSync(process.execPath, ['-p', "require('node-gyp-build').resolve(process.argv[1])", repo],
-    { env: { ...process.env, LIBC: libc }, encoding: 'utf8' }).trim()
+    { env: { ...process.env, LIBC: libc }, encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' }).trim()
   expect(path.relative(repo, pick('musl'))).toBe(path.join('prebuilds', 'linux-x64', 'zcopy.musl.node'))
   expect(path.relative(repo, pick('glibc'))).toBe(path.join('prebuilds', 'linux-x64', 'zcopy.glibc.node'))
 })

@@ -9,7 +9,9 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 function probe (env) {
   return JSON.parse(execFileSync(process.execPath, ['-p', 'JSON.stringify(require(".").zeroCopyAvailable)'], {
     cwd: root,
-    env: { ...process.env, ...env }
+    env: { ...process.env, ...env },
+    timeout: 60_000,
+    killSignal: 'SIGKILL'
   }).toString())
 }
 

@@ -24,7 +24,9 @@ const REPORT = `
 
 function loadIn (root, env = {}) {
   return JSON.parse(execFileSync(process.execPath, ['-e', REPORT, root], {
-    env: { ...process.env, ...NEUTRAL_ENV, ...env }
+    env: { ...process.env, ...NEUTRAL_ENV, ...env },
+    timeout: 60_000,
+    killSignal: 'SIGKILL'
   }).toString())
 }
 
@@ -106,7 +108,7 @@ describe('zcopy.loadError', () => {
       console.log(JSON.stringify(results.map(({ native, loadError, binary }) =>
         ({ native, code: loadError.code, message: loadError.message, binary }))))
     `
-    const results = JSON.parse(execFileSync(process.execPath, ['-e', code, ROOT]).toString())
+    const results = JSON.parse(execFileSync(process.execPath, ['-e', code, ROOT], { timeout: 60_000, killSignal: 'SIGKILL' }).toString())
     for (const result of results) {
       expect(result).toEqual({
         native: null,
@@ -125,7 +127,7 @@ describe('zcopy.loadError', () => {
         opened: Object.keys(require.cache).some((f) => f.endsWith('.node')) }))
     `
     // ZCOPY_NATIVE=0 keeps this process's own load (when binding.js is required) from opening the binary
-    expect(JSON.parse(execFileSync(process.execPath, ['-e', code, ROOT], { env: { ...process.env, ZCOPY_NATIVE: '0' } }).toString())).toEqual({
+    expect(JSON.parse(execFileSync(process.execPath, ['-e', code, ROOT], { env: { ...process.env, ZCOPY_NATIVE: '0' }, timeout: 60_000, killSignal: 'SIGKILL' }).toString())).toEqual({
       native: null,
       code: 'ZCOPY_UNSUPPORTED_RUNTIME',
       message: expect.stringMatching(/^Bun 1\.4\.5 does not implement the libuv functions/),
@@ -138,7 +140,9 @@ describe('zcopy.loadError', () => {
     const source = "import { loadError, zeroCopyAvailable } from 'zcopy'; console.log(JSON.stringify([loadError?.code ?? null, zeroCopyAvailable]))"
     const run = (env) => JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', source], {
       cwd: ROOT,
-      env: { ...process.env, ...NEUTRAL_ENV, ...env }
+      env: { ...process.env, ...NEUTRAL_ENV, ...env },
+      timeout: 60_000,
+      killSignal: 'SIGKILL'
     }).toString())
     expect(run({ ZCOPY_NATIVE: '0' })).toEqual(['ZCOPY_NATIVE_DISABLED', false])
     if (built) expect(run({})).toEqual([null, true])

@@ -480,7 +480,9 @@ describe('the cache folder', () => {
     }
   })
 
-  test('bounded: beyond cacheBytes the least recently used variants are removed', async () => {
+  // Six 192 KiB scripts, each compressing to more than a sixth of 200 KiB:
+  // a variant folder bounded at 200 KiB evicts some. → { dir, files }.
+  async function boundedFolder () {
     const dir = await mkdtemp(join(tmpdir(), 'zcopy-bound-'))
     const files = []
     for (let i = 0; i < 6; i++) {
@@ -488,6 +490,11 @@ describe('the cache folder', () => {
       files.push(name)
       await writeFile(join(dir, name), Buffer.concat(Array.from({ length: 12 }, (_, j) => text(16 * 1024, `f${i}n${j}`))))
     }
+    return { dir, files }
+  }
+
+  test('bounded: beyond cacheBytes the least recently used variants are removed', async () => {
+    const { dir, files } = await boundedFolder()
     const s = await serverFor(dir, { compress: { cacheDir, cacheBytes: 200 * 1024 }, memoryCache: 0 })
     try {
       for (const name of files) {
@@ -506,6 +513,37 @@ describe('the cache folder', () => {
       // An evicted variant's file is sent as it is, then made again.
       const answer = await s.get(`/${files[0]}`, 'gzip')
       expect(decode(answer).length).toBeGreaterThan(0)
+    } finally {
+      await s.close()
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  // zcopy serve's native lane sends a variant's later answers itself, and
+  // counts them through used() (replay-offer.js): a variant only the lane
+  // sends is recently used too, not the first the folder's bound removes.
+  test('bounded: a variant answered by onReplayable\'s replays counts as recently used', async () => {
+    const { dir, files } = await boundedFolder()
+    const offers = new Map() // path → what onReplayable heard of its gzip answer
+    const onReplayable = (req, res, answer) => {
+      if (res.getHeader('content-encoding') === 'gzip') offers.set(req.url, answer)
+    }
+    const s = await serverFor(dir, { compress: { cacheDir, cacheBytes: 200 * 1024 }, memoryCache: 0, onReplayable })
+    try {
+      await s.get('/f0.js', 'gzip')
+      await s.serve.compressed()
+      expect((await s.get('/f0.js', 'gzip')).headers['content-encoding']).toBe('gzip')
+      const replayed = offers.get('/f0.js')
+      let dropped = false
+      replayed.whenDropped(() => { dropped = true })
+      for (const name of files.slice(1)) {
+        replayed.used() // the lane sent f0.js's variant again meanwhile
+        await s.get(`/${name}`, 'gzip')
+        await s.serve.compressed()
+      }
+      expect(s.serve.stats().compressed.evicted).toBeGreaterThan(0)
+      expect(dropped).toBe(false)
+      expect((await s.get('/f0.js', 'gzip')).headers['content-encoding']).toBe('gzip')
     } finally {
       await s.close()
       await rm(dir, { recursive: true, force: true })

@@ -13,7 +13,7 @@ const { selfTest } = require('./self-test')
 const { adviceFor } = require('./advice')
 const { laneRefusal } = require('../serve/native-lane')
 
-// Whether `zcopy serve --native-lane` can run here: what serve's own check
+// Whether zcopy serve's native lane (on by default) can run here: what serve's own check
 // says of a plain HTTP server in one process (TLS and HTTP/2 turn it off
 // wherever it runs). → { available, refusal }.
 function nativeLane () {

@@ -60,7 +60,7 @@ function describeSelfTest (test) {
 }
 
 function describeNativeLane ({ available, refusal }) {
-  return available ? `${OK} can run here: zcopy serve --native-lane (plain HTTP, one process)` : `${NO} cannot run here: ${refusal}`
+  return available ? `${OK} on in zcopy serve over plain HTTP (--no-native-lane: off)` : `${NO} cannot run here: ${refusal}`
 }
 
 function renderReport (report, env = process.env) {

@@ -6,15 +6,18 @@
 // Duplex that reads the request's bytes and writes what Node answers through
 // the lane, which puts it on the connection in order, waits for room (the
 // twin's writes call back once the kernel took the bytes: Node's own
-// backpressure) and then reads the connection's next request itself.
+// backpressure) and then reads the connection's next request itself. A file
+// body goes by the lane's sendfile (the engine's SEND_FILE protocol), not
+// through the twin's writes.
 //
-// lendTo(server, lane) → { lend, written, gone }, the lane's onLend,
-// onWritten and onGone. One twin per lent request: once Node's answer is done
+// lendTo(server, lane) → { lend, written, gone, lent }: the lane's onLend,
+// onWritten and onGone, and how many requests are lent now. One twin per lent request: once Node's answer is done
 // the twin is destroyed (Node's server lets go of it as of any closed socket)
 // and the lane carries on, or closes the connection when Node ended the twin
 // (Connection: close, HTTP/1.0) or destroyed it (an answer cut short).
 
 const { Duplex } = require('node:stream')
+const { SEND_FILE } = require('../../../lib/engine')
 
 class LaneTwin extends Duplex {
   // peer: { address, port, family } of the connection's client.
@@ -27,6 +30,7 @@ class LaneTwin extends Duplex {
     this.remotePort = peer.port
     this.remoteFamily = peer.family
     this.whenWritten = null // the callback of a write waiting for room
+    this.whenSent = null // the resolve of a file range waiting for room ([SEND_FILE])
     this.settled = false // the lane was told what becomes of the connection
     this.push(bytes) // and no end: Node would answer `Connection: close`
   }
@@ -44,11 +48,38 @@ class LaneTwin extends Duplex {
     callback(Object.assign(new Error('The client closed the connection'), { code: 'EPIPE' }))
   }
 
-  // The lane wrote a write that waited for room.
+  // A file's range as the answer's body, by the lane's sendfile on the
+  // connection behind the bytes written before (the engine's protocol for a
+  // destination with no descriptor of its own): resolves { bytes, complete }
+  // once the kernel took it all or the connection is gone.
+  [SEND_FILE] (fd, start, length) {
+    return new Promise((resolve) => {
+      const sent = this.destroyed ? -1 : this.lane.sendFile(this.id, fd, start, length)
+      if (sent === 0) return resolve({ bytes: length, complete: true })
+      if (sent === 1) {
+        this.whenSent = { resolve, length }
+        return
+      }
+      resolve({ bytes: 0, complete: false })
+    })
+  }
+
+  // The lane wrote what waited for room (a write, then a file's range).
   written () {
     const callback = this.whenWritten
     this.whenWritten = null
     if (callback !== null) callback()
+    const sent = this.whenSent
+    this.whenSent = null
+    if (sent !== null) sent.resolve({ bytes: sent.length, complete: true })
+  }
+
+  // A file's range cut short after `bytes` of it went (the lane counts them);
+  // `truncated`: because the file ended before the range did.
+  sendCut (bytes = 0, truncated = false) {
+    const sent = this.whenSent
+    this.whenSent = null
+    if (sent !== null) sent.resolve({ bytes, complete: false, truncated })
   }
 
   // Node ended the twin after its answer: the connection closes once the
@@ -67,16 +98,20 @@ class LaneTwin extends Duplex {
     this.lane.finish(this.id, false)
   }
 
-  // The client went away (the lane closed the connection).
-  lost () {
+  // The lane closed the connection: the client went away, or the file of the
+  // range under way ended before it (`fileShort`); `fileBytes` of it sent.
+  lost (fileBytes, fileShort) {
+    this.sendCut(fileBytes, fileShort)
     this.settled = true
     this.destroy()
   }
 
-  // Destroyed by Node before its answer was done: the connection is cut.
+  // Destroyed by Node before its answer was done: the connection is cut,
+  // and a file range under way says how much of it went.
   _destroy (err, callback) {
-    if (!this.settled) this.lane.cut(this.id)
+    const fileBytes = this.settled ? 0 : this.lane.cut(this.id)
     this.settled = true
+    this.sendCut(fileBytes)
     callback(err)
   }
 
@@ -114,9 +149,12 @@ function lendTo (server, lane) {
     written (id) {
       twins.get(id)?.written()
     },
-    gone (id) {
-      twins.get(id)?.lost()
+    gone (id, fileBytes, fileShort) {
+      twins.get(id)?.lost(fileBytes, fileShort)
       twins.delete(id)
+    },
+    lent () {
+      return twins.size
     }
   }
 }

@@ -54,9 +54,9 @@ function createNativeLane (logAnswer = null) {
   const targets = new WeakMap() // request → its target as it came (app.js may rewrite req.url)
   let rows = null // the lane's rows, bounded (lane-rows.js)
   let usesTimer = null
+  let lending = null // the requests lent to Node's server (lane-twin.js)
 
   function handTo (server) {
-    let lending = null
     lane = new engine.Lane((fd, bytes) => handOff(server, fd, bytes), {
       // What Node's server writes, and when it closes an idle connection.
       keepAliveMs: server.keepAliveTimeout,
@@ -68,7 +68,7 @@ function createNativeLane (logAnswer = null) {
       // to Node alone (lane-twin.js); the lane keeps the connection.
       onLend: (...args) => lending.lend(...args),
       onWritten: (id) => lending.written(id),
-      onGone: (id) => lending.gone(id)
+      onGone: (id, fileBytes, fileShort) => lending.gone(id, fileBytes, fileShort)
     })
     lending = lendTo(server, lane)
     server.prependListener('request', (req) => targets.set(req, req.url))
@@ -131,9 +131,10 @@ function createNativeLane (logAnswer = null) {
   }
 
   // Once stop() has begun: the answers the lane is still writing (it closed
-  // every other connection).
+  // every other connection), but for Node's answers to lent requests, which
+  // Node's server counts as its own.
   function answersInFlight () {
-    return lane.connections()
+    return lane.connections() - lending.lent()
   }
 
   return { offer, handTo, listen, stop, answersInFlight }

@@ -90,7 +90,7 @@ const options = {
   quiet: { alias: 'q', describe: 'No access log', type: 'boolean', default: false },
   log: { describe: 'Access log format: text or json (one object per line)', type: 'string', default: 'text', requiresArg: true, coerce: logFormat },
   timeout: { describe: 'Seconds a connection may stay silent (no request yet, a client reading nothing) and a request head may take; idle keep-alive: 5 s; 0: no limit', type: 'string', default: 60, requiresArg: true, coerce: seconds('timeout') },
-  'native-lane': { describe: 'Answer repeated requests for files in C, handing the others to Node (plain HTTP; with --workers in every worker; off with TLS or --http2)', type: 'boolean', default: false },
+  'native-lane': { describe: 'Answer repeated requests for files in C, handing the others to Node (plain HTTP, on by default where the addon loads; with --workers in every worker; off with TLS or --http2)', type: 'boolean' },
   'shutdown-timeout': { describe: 'On SIGINT/SIGTERM, seconds in-flight responses get to finish', type: 'string', default: 10, requiresArg: true, coerce: seconds('shutdown-timeout') },
   open: { alias: 'o', describe: 'Open the URL in the browser', type: 'boolean', default: false }
 }
@@ -118,7 +118,7 @@ const examples = [
   ['$0 serve --log json', 'access log as one JSON object per line'],
   ['$0 serve --timeout 10', 'close connections silent for 10 s (default 60)'],
   ['$0 serve --shutdown-timeout 30', 'give downloads 30 s to finish on Ctrl-C'],
-  ['$0 serve --native-lane', 'answer repeated requests for files in the addon, past Node\'s HTTP stack'],
+  ['$0 serve --no-native-lane', 'every request through Node\'s HTTP stack (the lane answers repeated requests for files in C by default)'],
   ['$0 serve --open', 'open the URL in the browser']
 ]
 
@@ -231,6 +231,7 @@ function resolveOptions (argv, env = process.env) {
     log: argv.log,
     timeout: argv.timeout,
     shutdownTimeout: argv['shutdown-timeout'],
+    // undefined: on where it can run (serve.js, withNativeLane).
     nativeLane: argv['native-lane'],
     open: argv.open
   }

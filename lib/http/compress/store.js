@@ -200,6 +200,11 @@ class VariantStore {
     this.disk.touch(variant)
   }
 
+  // Sent again by a replay of its answer (onReplayable's used()).
+  replayed (variant) {
+    this.disk.touch(variant)
+  }
+
   async make ({ record, entry, encoding }) {
     if (record.dropped || !entry.isOpen() || this.closed) return this.discard()
     const cheap = this.evictedPaths.has(record.path)
@@ -353,15 +358,7 @@ class VariantStore {
 
   stats () {
     return {
-      made: this.counts.made,
-      served: this.counts.served,
-      identityWhilePending: this.counts.identityWhilePending,
-      evicted: this.counts.evicted,
-      failed: this.counts.failed,
-      discarded: this.counts.discarded,
-      bytesSaved: this.counts.bytesSaved,
-      cheap: this.counts.cheap,
-      overBudget: this.counts.overBudget,
+      ...this.counts,
       cpuMs: Math.round(this.counts.cpuMs),
       pending: this.queue.pending(),
       memoryBytes: this.memoryBytes,

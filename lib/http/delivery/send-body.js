@@ -31,7 +31,7 @@ const { watchHangup } = require('./hangup')
 const { readingHeldWhile } = require('./one-at-a-time')
 const { promiseOf } = require('../promise-of')
 const { copyToResponse, writeToResponse } = require('./response-body')
-const { PIECE_SIZE, movesByZeroCopy, sendRange, setCork, socketFd } = require('../../engine')
+const { PIECE_SIZE, movesByZeroCopy, sendRange, sendsFiles, setCork, socketFd } = require('../../engine')
 
 const { write: nodeWrite, end: nodeEnd } = http.ServerResponse.prototype
 
@@ -109,7 +109,7 @@ const CORK_LIMIT = 64 * 1024
 // the body itself (chunked encoding).
 function flushHead (res, length) {
   const socket = res.socket
-  if (!(socket instanceof net.Socket) || socket.connecting || socket.writableLength !== 0) return null
+  if (!(socket instanceof net.Socket || sendsFiles(socket)) || socket.connecting || socket.writableLength !== 0) return null
   res.writeHead(res.statusCode)
   if (res.chunkedEncoding) return null
   const fd = length <= CORK_LIMIT ? socketFd(socket) : -1
