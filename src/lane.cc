@@ -19,11 +19,13 @@
 #include <utility>
 #include <vector>
 
+#include "descriptors.h"
 #include "errors.h"
 #include "lane_table.h"
 #include "pending_changes.h"
 #include "plain_allocator.h"
 #include "request_head.h"
+#include "tuning.h"
 #include "unique_fd.h"
 
 namespace zcopy {
@@ -89,6 +91,7 @@ struct LaneConnection {
   bool peer_ended = false;      // the client's FIN came while Node answered
   bool file_short = false;      // a lent file ended before its range did
   bool lingering = false;       // answered and shut for writing (LaneCore::Linger)
+  bool unsent_limited = false;  // TCP_NOTSENT_LOWAT lowered (LimitUnsent), once
   UniqueFd lent_file;           // a lent answer's body file (sendFile(id, ...)): a dup
   uint32_t id = 0;              // while lent
   int64_t last_ms = 0;
@@ -652,6 +655,13 @@ class LaneCore {
       conn->last_ms = NowMs(loop);  // progress: the send timeout starts again
     }
     const int file = conn->row != nullptr ? conn->row->file.Get() : conn->lent_file.Get();
+    // A long body queues at most kUnsentLimit unsent, as the engine's
+    // transfers do (tuning.h says why: a loopback client otherwise spends its
+    // time sending the server's backlog).
+    if (file >= 0 && !conn->unsent_limited && conn->file_end - conn->file_offset > kUnsentLimit) {
+      LimitUnsent(conn->fd.Get());
+      conn->unsent_limited = true;
+    }
     while (file >= 0 && conn->file_offset < conn->file_end) {
       off_t offset = conn->file_offset;
       ssize_t n = ::sendfile(conn->fd.Get(), file, &offset, static_cast<size_t>(conn->file_end - conn->file_offset));

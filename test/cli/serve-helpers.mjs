@@ -30,6 +30,26 @@ export async function startServe (root, args = [], { env = {}, port = ['--port',
   }
 }
 
+// How many descriptors the server holds whose /proc link `matches`.
+export function descriptorsHeld (server, matches) {
+  const dir = `/proc/${server.cli.child.pid}/fd`
+  return fs.readdirSync(dir).filter((fd) => {
+    try {
+      return matches(fs.readlinkSync(`${dir}/${fd}`))
+    } catch {
+      return false // closed meanwhile
+    }
+  }).length
+}
+
+// How many descriptors of `file` the server holds: the open-file cache's one,
+// and with the native lane one more of its own for each row that answers with
+// it (or checks it: a variant's source).
+export function descriptorsOf (server, file) {
+  const real = fs.realpathSync(file)
+  return descriptorsHeld(server, (target) => target === real)
+}
+
 // Raw exchanges with a served folder (the native lane's tests), through
 // raw-exchange.mjs.
 export { portOf, withoutDate }

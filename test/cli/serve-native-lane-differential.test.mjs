@@ -11,7 +11,7 @@
 import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
-import { makeRoot, startServe } from './serve-helpers.mjs'
+import { descriptorsHeld, makeRoot, startServe } from './serve-helpers.mjs'
 import { exchange, portOf, wholeAnswer, withoutDate } from './raw-exchange.mjs'
 import { FILES, SERVE_ARGS, randomRequest, seededRandom } from '../support/lane-requests.mjs'
 
@@ -103,15 +103,8 @@ async function factsOf (server) {
 // How many descriptors `server` holds of the files under `root`: the open-file
 // cache's, and with the lane each of its rows' own dup of the file it replays.
 function filesHeld (server, root) {
-  const dir = `/proc/${server.cli.child.pid}/fd`
   const real = fs.realpathSync(root)
-  return fs.readdirSync(dir).filter((fd) => {
-    try {
-      return fs.readlinkSync(`${dir}/${fd}`).startsWith(`${real}/`)
-    } catch {
-      return false // closed meanwhile
-    }
-  }).length
+  return descriptorsHeld(server, (target) => target.startsWith(`${real}/`))
 }
 
 // Without the addon (ZCOPY_NATIVE=0) --native-lane is off: nothing to compare.

@@ -112,7 +112,7 @@ function sameAnswers (withLane, without) {
   // still unread, make the kernel reset it, dropping what was not sent yet:
   // the last answer one side gave may end early when the other's shows the
   // closing answer after it (RFC 9112 §9.6). The lane lingers after its own
-  // closing answers (serve-native-lane-linger.test.mjs), but a connection
+  // closing answers (serve-native-lane-sending.test.mjs), but a connection
   // with bytes behind its closing request is Node's on both sides.
   for (let i = 0; i < common; i++) {
     if (lane.answers[i] !== node.answers[i] && !cutBeforeClose(lane.answers, node.answers, i)) return false

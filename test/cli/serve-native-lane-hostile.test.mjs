@@ -15,7 +15,7 @@ import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
-import { makeRoot, startServe } from './serve-helpers.mjs'
+import { descriptorsOf, makeRoot, startServe } from './serve-helpers.mjs'
 import { waitForStdout } from './cli.mjs'
 import { exchange, fdCount, portOf } from './raw-exchange.mjs'
 
@@ -76,14 +76,7 @@ describe.runIf(native !== null)('zcopy serve --native-lane against hostile clien
   })
 
   test('a client cycling the bytes a row is keyed by (Accept-Encoding, If-None-Match, Range): the rows of one file stay few', async () => {
-    const real = fs.realpathSync(root)
-    const held = () => fs.readdirSync(`/proc/${server.cli.child.pid}/fd`).filter((fd) => {
-      try {
-        return fs.readlinkSync(`/proc/${server.cli.child.pid}/fd/${fd}`) === `${real}/a.txt`
-      } catch {
-        return false
-      }
-    }).length
+    const held = () => descriptorsOf(server, `${root}/a.txt`)
     const varied = [
       (i) => `Accept-Encoding: x-${i}\r\n`,
       (i) => `If-None-Match: "${i}"\r\n`,

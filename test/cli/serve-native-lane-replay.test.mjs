@@ -9,7 +9,7 @@ import zlib from 'node:zlib'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
-import { exchange, get, loggedLines, makeRoot, startServe, withoutDate } from './serve-helpers.mjs'
+import { descriptorsOf, exchange, get, loggedLines, makeRoot, startServe, withoutDate } from './serve-helpers.mjs'
 
 // A bundle of 212 KiB whose variants are larger than the 64 KiB kept in
 // memory (sent from the variant's file), and a small script whose are not.
@@ -42,21 +42,6 @@ afterAll(async () => {
   await Promise.all([lane, laneWithoutAddon, plain].filter(Boolean).map((server) => server.stop()))
   fs.rmSync(root, { recursive: true, force: true })
 })
-
-// How many descriptors of `file` the server holds: the open-file cache's one,
-// and one more of its own for each row of the lane that answers with it (or
-// checks it: a variant's source), as /proc shows them.
-function descriptorsOf (server, file) {
-  const real = fs.realpathSync(file)
-  const dir = `/proc/${server.cli.child.pid}/fd`
-  return fs.readdirSync(dir).filter((fd) => {
-    try {
-      return fs.readlinkSync(`${dir}/${fd}`) === real
-    } catch {
-      return false // closed meanwhile
-    }
-  }).length
-}
 
 // The body as sent, decoded when it is compressed.
 function decoded ({ headers, bytes }) {

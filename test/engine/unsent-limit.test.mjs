@@ -3,14 +3,14 @@
 // addon: src/tuning.h, kUnsentLimit). Read with ss(8) on real loopback
 // connections whose client stops reading; without the limit the kernel queues
 // megabytes there, which the client's ACKs then have to transmit.
-import { execFileSync, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pipeFile } from '../../lib/index.js'
 import { zeroCopyAvailable } from '../../lib/engine/binding.js'
 import { makeFile, makeTempDir, removeTempDir, sha256 } from '../support/files.mjs'
-import { drain, socketPair } from '../support/net.mjs'
+import { drain, settledNotSent, socketPair, ssInstalled } from '../support/net.mjs'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -18,7 +18,6 @@ const LIMIT = 256 * KiB
 // tcp_sendmsg checks the limit before each segment it builds: one segment of at
 // most 64 KiB may go past it.
 const SLACK = 64 * KiB
-const ssInstalled = spawnSync('ss', ['-V']).status === 0
 const systemLimit = Number(readFileSync('/proc/sys/net/ipv4/tcp_notsent_lowat', 'utf8'))
 
 let dir
@@ -31,30 +30,6 @@ beforeAll(() => {
 })
 afterAll(() => removeTempDir(dir))
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-// Bytes queued and not yet sent on the server side of the connection (ss's
-// `notsent`, absent when there are none).
-function notSent (peer) {
-  const filter = `( sport = :${peer.localPort} and dport = :${peer.remotePort} )`
-  const out = execFileSync('ss', ['-tniH', 'state', 'established', filter], { encoding: 'utf8' })
-  const match = /notsent:(\d+)/.exec(out)
-  return match ? Number(match[1]) : 0
-}
-
-// The unsent bytes once they stop changing (the reader stopped, the sender
-// filled what it may), read every 50 ms for at most 10 s.
-async function settledNotSent (peer) {
-  let last = -1
-  for (let i = 0; i < 200; i++) {
-    const now = notSent(peer)
-    if (now === last && now > 0) return now
-    last = now
-    await sleep(50)
-  }
-  return last
-}
-
 // Needs the addon (the fallback writes through Node, which cannot set the
 // option) and a system whose own limit is not already as low.
 describe.skipIf(!zeroCopyAvailable || !ssInstalled || systemLimit <= LIMIT)('TCP_NOTSENT_LOWAT on the destination', () => {
@@ -62,7 +37,7 @@ describe.skipIf(!zeroCopyAvailable || !ssInstalled || systemLimit <= LIMIT)('TCP
     const { client, peer } = await socketPair()
     client.pause()
     const sending = pipeFile(big.file, peer)
-    const queued = await settledNotSent(peer)
+    const queued = await settledNotSent(peer.localPort, peer.remotePort)
     expect(queued).toBeGreaterThan(0)
     expect(queued).toBeLessThanOrEqual(LIMIT + SLACK)
     const received = drain(client)
@@ -91,11 +66,11 @@ describe.skipIf(!zeroCopyAvailable || !ssInstalled || systemLimit <= LIMIT)('TCP
 
     limited.peer.write(chunk)
     unlimited.peer.write(chunk)
-    expect(await settledNotSent(limited.peer)).toBeLessThanOrEqual(LIMIT + SLACK)
+    expect(await settledNotSent(limited.peer.localPort, limited.peer.remotePort)).toBeLessThanOrEqual(LIMIT + SLACK)
     // Without the limit the kernel queues what its send buffer, autotuned to
     // the connection, takes: 0.9 to several MiB on loopback (953,344 bytes on a
     // CI run after the 200 KiB transfer).
-    expect(await settledNotSent(unlimited.peer)).toBeGreaterThan(2 * (LIMIT + SLACK))
+    expect(await settledNotSent(unlimited.peer.localPort, unlimited.peer.remotePort)).toBeGreaterThan(2 * (LIMIT + SLACK))
 
     const closed = Promise.all([once(limited.peer, 'close'), once(unlimited.peer, 'close')])
     for (const { client, peer } of [limited, unlimited]) {

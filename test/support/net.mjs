@@ -1,8 +1,10 @@
 // Loopback TCP (and TLS) peers that hash what they receive.
+import { execFileSync, spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
 import net from 'node:net'
 import tls from 'node:tls'
 import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { tls as tlsFixture } from './http.mjs'
 
 // A server whose connections each resolve `received` with { bytes, sha256 } at end.
@@ -72,4 +74,29 @@ export async function tlsPair () {
       server.close()
     }
   }
+}
+
+// Whether ss(8) is here, for settledNotSent.
+export const ssInstalled = spawnSync('ss', ['-V']).status === 0
+
+// Bytes queued and not yet sent on the TCP connection from `localPort` to
+// `remotePort` (ss's `notsent`, absent when there are none).
+function notSent (localPort, remotePort) {
+  const filter = `( sport = :${localPort} and dport = :${remotePort} )`
+  const out = execFileSync('ss', ['-tniH', 'state', 'established', filter], { encoding: 'utf8' })
+  const match = /notsent:(\d+)/.exec(out)
+  return match ? Number(match[1]) : 0
+}
+
+// notSent once it stops changing (the reader stopped, the sender filled what
+// it may), read every 50 ms for at most 10 s.
+export async function settledNotSent (localPort, remotePort) {
+  let last = -1
+  for (let i = 0; i < 200; i++) {
+    const now = notSent(localPort, remotePort)
+    if (now === last && now > 0) return now
+    last = now
+    await sleep(50)
+  }
+  return last
 }

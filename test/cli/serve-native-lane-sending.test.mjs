@@ -1,15 +1,30 @@
-// The native lane's close after an answer that closes the connection (issue
-// 64): it shuts its side, then reads and drops what the client still sends
-// until the client closes, as nginx's lingering_close. Closing a socket with
-// unread bytes sends a reset, and the client's kernel drops whatever of the
-// answer it had not read yet: a 16 MiB body would come cut, with ECONNRESET.
+// How the native lane sends its answers (issue 64), on real loopback
+// connections:
+// - The close after an answer lingers: it shuts its side, then reads and
+//   drops what the client still sends until the client closes, as nginx's
+//   lingering_close. Closing a socket with unread bytes sends a reset, and
+//   the client's kernel drops whatever of the answer it had not read yet: a
+//   16 MiB body would come cut, with ECONNRESET.
+// - A long body keeps at most 256 KiB unsent behind what the client's window
+//   lets out (TCP_NOTSENT_LOWAT, src/tuning.h's kUnsentLimit), as the
+//   engine's transfers do (test/engine/unsent-limit.test.mjs). Without it the
+//   kernel queues megabytes per connection there, and a loopback client's
+//   ACKs spend its CPU transmitting them: at 1 MiB and 256 connections the
+//   lane answered 3,456 requests a second where Node's path answered 4,011.
+//   Read with ss(8) on a client that stops reading.
 import fs from 'node:fs'
 import net from 'node:net'
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
-import { get, makeRoot, portOf, startServe } from './serve-helpers.mjs'
+import { settledNotSent, ssInstalled } from '../support/net.mjs'
+import { descriptorsOf, get, makeRoot, portOf, startServe } from './serve-helpers.mjs'
+
+const KiB = 1024
+const LIMIT = 256 * KiB
+const SLACK = 64 * KiB // tcp_sendmsg checks the limit before each segment of up to 64 KiB
+const systemLimit = Number(fs.readFileSync('/proc/sys/net/ipv4/tcp_notsent_lowat', 'utf8'))
 
 const huge = Buffer.alloc(16 * 1024 * 1024, 'h')
 const root = makeRoot({ 'huge.bin': huge, 'a.txt': 'alpha\n' })
@@ -22,17 +37,15 @@ afterAll(async () => {
   fs.rmSync(root, { recursive: true, force: true })
 })
 
-// The descriptors of `file` the server holds: the open-file cache's, and
-// one more for each row of the lane that answers with it.
-function descriptorsOf (file) {
-  const dir = `/proc/${lane.cli.child.pid}/fd`
-  return fs.readdirSync(dir).filter((fd) => {
-    try {
-      return fs.readlinkSync(`${dir}/${fd}`) === fs.realpathSync(file)
-    } catch {
-      return false // closed meanwhile
-    }
-  }).length
+// GETs `path` until the lane has a row for it (Node answers the first
+// request and the lane learns the answer), proven by the row's own descriptor.
+async function laneRowFor (path) {
+  const file = `${root}${path}`
+  for (let i = 0; i < 100 && descriptorsOf(lane, file) < 2; i++) {
+    await get(lane, path)
+    await sleep(20)
+  }
+  expect(descriptorsOf(lane, file)).toBeGreaterThanOrEqual(2)
 }
 
 // A connection that reads nothing until `resume()` and ends its side at the
@@ -53,14 +66,7 @@ async function unreadConnection ({ halfOpen = false } = {}) {
 }
 
 describe.runIf(native !== null)('zcopy serve --native-lane: the close after an answer lingers', () => {
-  beforeAll(async () => {
-    // Node answers the first request and the lane learns the answer.
-    for (let i = 0; i < 100 && descriptorsOf(`${root}/huge.bin`) < 2; i++) {
-      await get(lane, '/huge.bin')
-      await sleep(20)
-    }
-    expect(descriptorsOf(`${root}/huge.bin`)).toBeGreaterThanOrEqual(2)
-  })
+  beforeAll(() => laneRowFor('/huge.bin'))
 
   test('a client that sent more behind a Connection: close request gets the whole answer, then the end', async () => {
     for (let round = 0; round < 3; round++) {
@@ -107,3 +113,36 @@ async function writeTwice (socket) {
   }
   return socket.destroyed
 }
+
+// GET `path` on a new connection that reads nothing until the unsent bytes
+// settled; → those bytes, and whether the whole body came once it read.
+async function unsentFor (path) {
+  const socket = net.connect({ port: portOf(lane), host: '127.0.0.1' })
+  await once(socket, 'connect')
+  socket.pause()
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`)
+  await sleep(100)
+  const unsent = await settledNotSent(portOf(lane), socket.localPort)
+  let length = 0
+  socket.on('data', (chunk) => { length += chunk.length })
+  socket.resume()
+  await once(socket, 'close')
+  return { unsent, whole: length > huge.length }
+}
+
+describe.runIf(native !== null && ssInstalled && systemLimit > LIMIT)('zcopy serve --native-lane: TCP_NOTSENT_LOWAT', () => {
+  test('a replayed 16 MiB answer leaves at most 256 KiB unsent', async () => {
+    await laneRowFor('/huge.bin')
+    const { unsent, whole } = await unsentFor('/huge.bin')
+    expect(unsent).toBeGreaterThan(0)
+    expect(unsent).toBeLessThanOrEqual(LIMIT + SLACK)
+    expect(whole).toBe(true)
+  })
+
+  test('a lent one (Node answers, the lane sends its file) too', async () => {
+    const { unsent, whole } = await unsentFor('/huge.bin?first') // a miss: no row for this target
+    expect(unsent).toBeGreaterThan(0)
+    expect(unsent).toBeLessThanOrEqual(LIMIT + SLACK)
+    expect(whole).toBe(true)
+  })
+})
