@@ -13,6 +13,7 @@ import path from 'node:path'
 import zlib from 'node:zlib'
 import { makeRoot, startServe } from './serve-helpers.mjs'
 import { waitForStdout } from './cli.mjs'
+import { untilCoded } from '../support/http.mjs'
 
 const big = Buffer.from(Array.from({ length: 6000 }, (_, i) => `export const v${i} = ${(i * 7919) % 10007} // ${i.toString(36)}\n`).join(''))
 const root = makeRoot({ 'app.js': big, 'photo.png': big })
@@ -37,11 +38,7 @@ test('by default: identity first, then br from the variant; one line at start; t
     const first = await get(server.url, 'app.js')
     expect(first.headers['content-encoding']).toBeUndefined()
     expect(first.headers.vary).toBe('Accept-Encoding')
-    for (let i = 0; i < 400; i++) { // the variant is made in the server's background
-      answer = await get(server.url, 'app.js')
-      if (answer.headers['content-encoding'] === 'br') break
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
+    answer = await untilCoded(() => get(server.url, 'app.js'), 'br') // made in the server's background
     expect(answer.headers['content-encoding']).toBe('br')
     expect(zlib.brotliDecompressSync(answer.body).equals(big)).toBe(true)
     expect((await get(server.url, 'photo.png')).headers['content-encoding']).toBeUndefined()
@@ -95,12 +92,7 @@ test.skipIf(process.getuid() !== 0)('a default cache folder that is another user
     expect(folder).not.toBe(foreign)
     expect(path.dirname(folder)).toBe(tmp)
     expect(path.basename(folder)).toMatch(/^zcopy-variants-\w{6,}$/)
-    let answer
-    for (let i = 0; i < 400; i++) {
-      answer = await get(server.url, 'hex.css', 'br')
-      if (answer.headers['content-encoding'] === 'br') break
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
+    const answer = await untilCoded(() => get(server.url, 'hex.css', 'br'), 'br')
     expect(answer.headers['content-encoding']).toBe('br')
     expect(answer.body.length).toBeGreaterThan(64 * 1024)
     // The variant is in the process's own folder inside the one announced;

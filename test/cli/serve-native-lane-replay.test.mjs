@@ -9,6 +9,7 @@ import zlib from 'node:zlib'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
+import { untilCoded } from '../support/http.mjs'
 import { descriptorsOf, exchange, get, loggedLines, makeRoot, startServe, withoutDate } from './serve-helpers.mjs'
 
 // A bundle of 212 KiB whose variants are larger than the 64 KiB kept in
@@ -54,12 +55,8 @@ function decoded ({ headers, bytes }) {
 // GETs `path` until the server sends its variant in `coding` (made in the
 // background after the first request).
 async function variantOf (server, path, coding) {
-  let answer
-  for (let i = 0; i < 400; i++) {
-    answer = await get(server, path, `Accept-Encoding: ${coding}\r\n`)
-    if (answer.headers['content-encoding'] === coding) return answer
-    await sleep(25)
-  }
+  const answer = await untilCoded(() => get(server, path, `Accept-Encoding: ${coding}\r\n`), coding)
+  if (answer.headers['content-encoding'] === coding) return answer
   throw new Error(`no ${coding} variant of ${path}: ${answer.status}`)
 }
 

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import zlib from 'node:zlib'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { fdsUnder, listen, request } from '../support/http.mjs'
+import { fdsUnder, listen, request, untilCoded } from '../support/http.mjs'
 
 const require = createRequire(import.meta.url)
 const { OpenFileCache } = require('../../lib/http/files/file-cache.js')
@@ -64,12 +64,7 @@ test('a variant made before the root went idle is sent after the root is reopene
   const get = () => request(app.port, '/app.js', { headers: { 'accept-encoding': 'br' } })
   try {
     expect((await get()).headers['content-encoding']).toBeUndefined()
-    let answer
-    for (let i = 0; i < 400; i++) { // sendFile's store is its own: poll the answers
-      answer = await get()
-      if (answer.headers['content-encoding'] === 'br') break
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
+    const answer = await untilCoded(get, 'br') // sendFile's store is its own: poll the answers
     expect(answer.headers['content-encoding']).toBe('br')
 
     // Only the other file is asked for: app.js's descriptor is swept, then,
@@ -94,4 +89,4 @@ test('a variant made before the root went idle is sent after the root is reopene
   } finally {
     await app.close()
   }
-}, 30_000)
+}, 90_000)

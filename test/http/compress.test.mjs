@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import express from 'express'
 import compression from 'compression'
 import zcopy from '../../lib/index.js'
-import { fdsUnder, listen, request, tls } from '../support/http.mjs'
+import { fdsUnder, listen, request, tls, untilCoded } from '../support/http.mjs'
 import { decode } from '../support/decode.mjs'
 import { text } from '../support/text.mjs'
 
@@ -352,16 +352,8 @@ describe('over TLS and HTTP/2', () => {
 })
 
 describe('sendFile({ compress })', () => {
-  // The first of `get()`'s answers that is gzip, or the last of 400, 25 ms apart.
-  async function gzipped (get) {
-    let answer
-    for (let i = 0; i < 400; i++) {
-      answer = await get()
-      if (answer.headers['content-encoding'] === 'gzip') break
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
-    return answer
-  }
+  // The first of `get()`'s answers that is gzip (untilCoded).
+  const gzipped = (get) => untilCoded(get, 'gzip')
 
   test('makes and sends variants too', async () => {
     const options = { root, compress: { cacheDir } }
