@@ -65,6 +65,12 @@ function isDirectoryError (syscall) {
   return error
 }
 
+// A connection the client closed under a write (a destination that is not a
+// socket says so as a socket's write would).
+function clientClosedError () {
+  return withCode(new Error('The client closed the connection'), 'EPIPE')
+}
+
 function prematureCloseError () {
   return withCode(new Error('Premature close'), 'ERR_STREAM_PREMATURE_CLOSE')
 }
@@ -72,6 +78,7 @@ function prematureCloseError () {
 module.exports = {
   AbortError,
   abortError,
+  clientClosedError,
   invalidArgType,
   invalidArgValue,
   isDirectoryError,

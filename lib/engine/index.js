@@ -13,7 +13,7 @@ const { createReadStream } = require('./read-stream')
 const { copy, PIECE_SIZE } = require('./copy')
 const { readAt, readAtSync, readRange } = require('./read-range')
 const { SEND_FILE, movesByZeroCopy, sendsFiles, socketFd, transportFd } = require('./destination')
-const { invalidArgType, invalidArgValue, truncatedError } = require('./errors')
+const { clientClosedError, invalidArgType, invalidArgValue, truncatedError } = require('./errors')
 const { validateInteger, validateObject } = require('./validate')
 
 module.exports = {
@@ -29,9 +29,11 @@ module.exports = {
   movesByZeroCopy,
   sendRange,
   // for lib/http and bin/: the protocol of a destination that sends a file's
-  // bytes onto its connection itself (a native server's lent connection)
+  // bytes onto its connection itself (a native server's lent connection),
+  // and the error it gives when the client is gone, as a socket's write would
   SEND_FILE,
   sendsFiles,
+  clientClosedError,
   // for lib/http: a body copied through user space into a response, paced for
   // a client that stops reading, and the size of the pieces it moves in
   copy,

@@ -21,7 +21,7 @@ const { Job, startFallbackTransfer, startOpeningTransfer } = require('./sendfile
 const { SEND_FILE, classifyDestination, sendsFiles, supportsZeroCopy } = require('./destination')
 const { byteRange, isPathLike, openSource, validateSource } = require('./source')
 const { flushed } = require('./copy')
-const { abortError, invalidArgType, outOfRange, truncatedError } = require('./errors')
+const { abortError, clientClosedError, invalidArgType, outOfRange, truncatedError } = require('./errors')
 const {
   validateAbortSignal,
   validateInteger,
@@ -323,7 +323,7 @@ function sendToSender (fd, start, length, destination) {
     if (complete) return { bytes, zeroCopy: true }
     const err = truncated
       ? truncatedError(start + bytes, length - bytes)
-      : Object.assign(new Error('The client closed the connection'), { code: 'EPIPE' })
+      : clientClosedError()
     throw Object.assign(err, { bytesWritten: bytes })
   })
 }

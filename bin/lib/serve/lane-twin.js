@@ -17,7 +17,7 @@
 // (Connection: close, HTTP/1.0) or destroyed it (an answer cut short).
 
 const { Duplex } = require('node:stream')
-const { SEND_FILE } = require('../../../lib/engine')
+const { SEND_FILE, clientClosedError } = require('../../../lib/engine')
 
 class LaneTwin extends Duplex {
   // peer: { address, port, family } of the connection's client.
@@ -45,7 +45,7 @@ class LaneTwin extends Duplex {
       return
     }
     this.settled = true
-    callback(Object.assign(new Error('The client closed the connection'), { code: 'EPIPE' }))
+    callback(clientClosedError())
   }
 
   // A file's range as the answer's body, by the lane's sendfile on the
