@@ -10,7 +10,9 @@
 //   each field    a name of RFC 9110 tchars, ':', spaces and tabs, a value of
 //                 HTAB, SP, VCHAR and obs-text (llhttp's header characters),
 //                 CRLF; the value's leading spaces and tabs are llhttp's to
-//                 skip and its trailing ones Node's to trim, so both go;
+//                 skip and its trailing ones Node's to trim, so both go
+//                 (but a tab after Connection's value, which llhttp does
+//                 not read past: deferred);
 //   the end       CRLF, with exactly one Host field among at most
 //                 kMaxRequestHeadFields, all within kMaxRequestHeadBytes.
 // Fields that change what llhttp or Node's server does with the message (a
@@ -66,6 +68,13 @@ bool IsValueByte(unsigned char c) {
 
 bool IsOws(unsigned char c) {
   return c == ' ' || c == '\t';
+}
+
+bool HasTab(const unsigned char* bytes, size_t length) {
+  for (size_t i = 0; i < length; ++i) {
+    if (bytes[i] == '\t') return true;
+  }
+  return false;
 }
 
 // Whether name[0, length) is the start of `lower` (a lowercase literal),
@@ -184,8 +193,13 @@ HeadResult Parse(const unsigned char* data, size_t size, RequestHead* head) {
     for (; at < size && IsValueByte(data[at]); ++at) {
       if (!IsOws(data[at])) value_end = at + 1;
     }
+    const size_t value_stop = at;
     result = Match(data, size, &at, "\r\n");
     if (result != HeadResult::kComplete) return result;
+    // llhttp reads a Connection token followed by a tab as another token
+    // ("close\t" keeps an HTTP/1.1 connection, "keep-alive\t" does not keep
+    // an HTTP/1.0 one); trailing spaces leave the token as it is.
+    if (span == &head->connection && HasTab(data + value_end, value_stop - value_end)) return HeadResult::kDefer;
     if (span != nullptr) {
       *span = {static_cast<uint32_t>(value), static_cast<uint32_t>(value_end - value), true};
     }

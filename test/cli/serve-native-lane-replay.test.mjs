@@ -92,6 +92,11 @@ describe('zcopy serve --native-lane: 304s, variants and siblings', () => {
     'If-Modified-Since long ago: 200': () => [request('GET', '/a.txt', 'If-Modified-Since: Thu, 01 Jan 1970 00:00:01 GMT\r\n')],
     'HEAD with If-None-Match: 304': () => [request('HEAD', '/a.txt', `If-None-Match: ${tags['/a.txt'].etag}\r\n`)],
     'HTTP/1.0 304 (closes: no Content-Length)': () => [request('GET', '/a.txt', `Connection: keep-alive\r\nIf-None-Match: ${tags['/a.txt'].etag}\r\n`, '1.0')],
+    // llhttp reads a Connection token with a tab after it as another token.
+    'HTTP/1.0 with "keep-alive\\t" (Node closes)': () => [request('GET', '/a.txt', 'Connection: keep-alive\t\r\n', '1.0')],
+    '"close\\t", then a request that closes (Node keeps the connection for it)': () => [
+      'GET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\t\r\n\r\n' + request('GET', '/style.css')
+    ],
     'pipelined 304s on one connection': () => [
       request('GET', '/a.txt', `If-None-Match: ${tags['/a.txt'].etag}\r\n`).replace('Connection: close\r\n', '').repeat(3) +
       request('GET', '/a.txt', `If-None-Match: ${tags['/a.txt'].etag}\r\n`)

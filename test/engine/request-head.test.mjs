@@ -47,6 +47,7 @@ const COMPLETE = [
     { host: 'a' }],
   ['a tab inside a value', get('Host: a\tb'), { host: 'a\tb' }],
   ['Connection: upgrade without Upgrade', get('Host: a', 'Connection: Upgrade'), { connection: 'Upgrade' }],
+  ['spaces after Connection\'s value go', get('Host: a', 'Connection:\t close  '), { connection: 'close' }],
   ['a name that only starts like a deferred one', get('Host: a', 'Content-Lengthy: 1', 'Expected: 1'), {}],
   ['99 other fields and Host', get('Host: a', ...Array.from({ length: 99 }, (_, i) => `X-${i}: ${i}`)), { host: 'a' }]
 ]
@@ -95,6 +96,8 @@ const DEFERRED = [
   ['If-Unmodified-Since', get('Host: a', 'If-Unmodified-Since: x')],
   ['If-Range', get('Host: a', 'If-Range: "a"')],
   ['Proxy-Connection (llhttp reads it as Connection)', get('Host: a', 'Proxy-Connection: close')],
+  ['a tab after Connection\'s value (llhttp reads "close\\t" as another token)', get('Host: a', 'Connection: close\t')],
+  ['a tab among spaces after Connection\'s value', get('Host: a', 'Connection: keep-alive \t ')],
   ['a space before the colon', get('Host : a')],
   ['a tab before the colon', get('Host\t: a')],
   ['an empty name', get('Host: a', ': x')],
