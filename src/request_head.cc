@@ -193,13 +193,15 @@ HeadResult Parse(const unsigned char* data, size_t size, RequestHead* head) {
     for (; at < size && IsValueByte(data[at]); ++at) {
       if (!IsOws(data[at])) value_end = at + 1;
     }
-    const size_t value_stop = at;
-    result = Match(data, size, &at, "\r\n");
-    if (result != HeadResult::kComplete) return result;
     // llhttp reads a Connection token followed by a tab as another token
     // ("close\t" keeps an HTTP/1.1 connection, "keep-alive\t" does not keep
-    // an HTTP/1.0 one); trailing spaces leave the token as it is.
-    if (span == &head->connection && HasTab(data + value_end, value_stop - value_end)) return HeadResult::kDefer;
+    // an HTTP/1.0 one); trailing spaces leave the token as it is. Known once
+    // the value has ended (at a byte that is not the value's).
+    if (span == &head->connection && at < size && HasTab(data + value_end, at - value_end)) {
+      return HeadResult::kDefer;
+    }
+    result = Match(data, size, &at, "\r\n");
+    if (result != HeadResult::kComplete) return result;
     if (span != nullptr) {
       *span = {static_cast<uint32_t>(value), static_cast<uint32_t>(value_end - value), true};
     }

@@ -47,6 +47,8 @@ function wholeHead (text) {
     if (!field) return null
     const name = field[1].toLowerCase()
     if (DEFERRED_NAMES.has(name)) return null
+    // A tab after Connection's value: llhttp reads the token otherwise.
+    if (name === 'connection' && field[2] !== '' && /[ \t]*$/.exec(line)[0].includes('\t')) return null
     const key = READ[name]
     if (key === undefined) continue
     if (head[key] !== undefined) return null
