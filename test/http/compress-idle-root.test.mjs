@@ -3,8 +3,8 @@
 // the next request for a file below it, under a new proof of the same
 // directory. The compressed variants made under the old proof stay good
 // (sameProof() in lib/http/compress/variants.js: same device and inode): the
-// first request after the reopen proves the root again (the file itself), the
-// next gets the variant, not made again. sendFile's one cache serves a
+// first request after the reopen proves the root again (the file itself), a
+// later one gets the variant, not made again. sendFile's one cache serves a
 // root's file and, kept in use meanwhile, a file by absolute path (no root).
 // Sweeps run every 100 ms here (10 s in the library).
 
@@ -78,11 +78,14 @@ test('a variant made before the root went idle is sent after the root is reopene
     expect(open.map((fd) => readlinkSync(`/proc/self/fd/${fd}`))).toEqual([])
 
     // The first request proves the reopened root (the file itself is sent,
-    // opened beneath it); the variant is kept, not made again: the next one
-    // gets it at once, the same file in the cache folder.
+    // opened beneath it); the variant is kept, not made again: a later one
+    // gets it, the same file in the cache folder. Asked until it does: a
+    // sweep (every 100 ms here) between the two requests on a loaded machine
+    // closes the root again, and the next request proves it anew (once in a
+    // CI run of Node 24.21).
     const variantsBefore = variantFiles()
     expect((await get()).status).toBe(200)
-    const after = await get()
+    const after = await untilCoded(get, 'br')
     expect(after.headers['content-encoding']).toBe('br')
     expect(zlib.brotliDecompressSync(after.body).equals(TEXT)).toBe(true)
     expect(variantFiles()).toEqual(variantsBefore)
