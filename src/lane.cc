@@ -102,6 +102,11 @@ struct LaneConnection {
   uint64_t started_ns = 0;
   size_t body_start = 0;  // where the body begins in the answer's bytes
   uint8_t log_flags = 0;
+
+  // The file bytes of the answer sent so far.
+  int64_t FileSent() const { return file_offset - file_start; }
+  // The same of a lent answer's file range (0 when Node's answer has none).
+  int64_t LentFileSent() const { return lent_file.Get() >= 0 ? FileSent() : 0; }
 };
 
 // One answer in the batch of access log records the lane hands JavaScript
@@ -182,7 +187,7 @@ class LaneCore {
   std::string keep_alive_line;  // "Keep-Alive: timeout=5\r\n", or empty
   char read_buffer[kReadBytes];
   std::string key_scratch;  // each request's AnswerKey, its capacity kept
-  int inotify_fd = -1;      // proven to be the loop's inotify instance (pending_changes.h)
+  InotifyQueue inotify;     // the loop's unread watch events (pending_changes.h)
   time_t date_second = -1;
   std::string date_line;
 
@@ -514,7 +519,7 @@ class LaneCore {
     if (row == nullptr) return nullptr;
     // A change the watches saw and JavaScript has not read yet may drop this
     // row: JavaScript answers (and reads the events first).
-    if (InotifyEventsQueued(loop, &inotify_fd) != 0) return nullptr;
+    if (inotify.Queued(loop) != 0) return nullptr;
     if (!row->has_file && !row->has_source) return row;
     const int64_t now = NowMs(loop);
     if (now - row->checked_ms < kRevalidateMs) return row;
@@ -951,8 +956,7 @@ class LaneCore {
       // onWritten and onGone: how much of a lent file's range went (what a
       // cut answer reports), and whether the file ended before the range.
       argc = 3;
-      const int64_t sent = conn->lent_file.Get() >= 0 ? conn->file_offset - conn->file_start : 0;
-      ok = napi_create_double(env, static_cast<double>(sent), &argv[1]) == napi_ok &&
+      ok = napi_create_double(env, static_cast<double>(conn->LentFileSent()), &argv[1]) == napi_ok &&
            napi_get_boolean(env, conn->file_short, &argv[2]) == napi_ok;
     }
     if (ok) {
@@ -1012,7 +1016,7 @@ class LaneCore {
     record.duration_ms = static_cast<double>(uv_hrtime() - conn->started_ns) / 1e6;
     const size_t sent = conn->out_base + conn->out_done;
     const size_t from_memory = sent > conn->body_start ? sent - conn->body_start : 0;
-    record.bytes = static_cast<double>(from_memory) + static_cast<double>(conn->file_offset - conn->file_start);
+    record.bytes = static_cast<double>(from_memory) + static_cast<double>(conn->FileSent());
     record.status = conn->status;
     record.flags = conn->log_flags;
     record.ended = ended;
@@ -1352,6 +1356,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
     if (info[9].IsNumber()) row->log_coding = static_cast<uint8_t>(info[9].As<Napi::Number>().Uint32Value() & 31);
     if (!row->has_file && !row->in_memory) return Napi::Number::New(env, 0);
     row->checked_ms = NowMs(core_->loop);
+    core_->inotify.Prepare(core_->loop);  // its ring from the first row on, not from the first hit
     return Napi::Number::New(env, core_->table.Add(row));
   }
 
@@ -1503,7 +1508,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
     LaneConnection* conn = LentOf(info[0]);
     double file_bytes = 0;
     if (conn != nullptr) {
-      if (conn->lent_file.Get() >= 0) file_bytes = static_cast<double>(conn->file_offset - conn->file_start);
+      file_bytes = static_cast<double>(conn->LentFileSent());
       core_->lent.erase(conn->id);
       conn->lent = false;  // JavaScript knows
       core_->Close(conn);

@@ -26,6 +26,8 @@
 // kMaxRequestHeadBytes bytes were given.
 #include "request_head.h"
 
+#include <cstring>
+
 namespace zcopy {
 
 namespace {
@@ -71,10 +73,7 @@ bool IsOws(unsigned char c) {
 }
 
 bool HasTab(const unsigned char* bytes, size_t length) {
-  for (size_t i = 0; i < length; ++i) {
-    if (bytes[i] == '\t') return true;
-  }
-  return false;
+  return std::memchr(bytes, '\t', length) != nullptr;
 }
 
 // Whether name[0, length) is the start of `lower` (a lowercase literal),

@@ -188,7 +188,10 @@ describe.runIf(native !== null)('zcopy serve --native-lane against hostile clien
     // would hide what these take.
     idleServer = await startServe(root, ['--native-lane', '--quiet', '--no-compress'])
     const pid = idleServer.cli.child.pid
-    const answer = (await exchange(portOf(idleServer), ['GET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'])).bytes
+    // Asked three times: Node's answer, the lane's row, and a hit (the lane's
+    // change check readies its io_uring with its first row).
+    let answer
+    for (let i = 0; i < 3; i++) answer = (await exchange(portOf(idleServer), ['GET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'])).bytes
     const answerBytes = answer.length - 'close'.length + 'keep-alive'.length + 'Keep-Alive: timeout=5\r\n'.length
     await sleep(200)
     const fdsBefore = fdCount(pid)
@@ -204,10 +207,15 @@ describe.runIf(native !== null)('zcopy serve --native-lane against hostile clien
         idleFor.push(closedAt.then((at) => at - servedAt))
       }))
     }
-    expect(fdCount(pid) - fdsBefore).toBeGreaterThanOrEqual(count - 10) // (a socket of before may close meanwhile)
-    const perConnection = (rssOf(pid) - rssBefore) / count
+    // On a loaded machine opening them all can take longer than the
+    // keep-alive timeout, which closes the first ones: the RSS is divided
+    // among those still open (memory freed is not always given back, so this
+    // errs high), and at least half must be.
+    const held = fdCount(pid) - fdsBefore
+    expect(held, 'connections open at once').toBeGreaterThanOrEqual(count / 2)
+    const perConnection = (rssOf(pid) - rssBefore) / held
     expect(perConnection, 'RSS per idle connection').toBeLessThanOrEqual(4096)
-    console.log(`${count} idle keep-alive connections: ${Math.round(perConnection)} bytes of RSS each`)
+    console.log(`${held} idle keep-alive connections of ${count}: ${Math.round(perConnection)} bytes of RSS each`)
     // Closed by the server after keepAliveTimeout (5 s; the lane sweeps once a
     // second), none before.
     const idle = await Promise.race([Promise.all(idleFor), sleep(30_000).then(() => null)])

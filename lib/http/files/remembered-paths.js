@@ -128,6 +128,10 @@ class RememberedPaths {
   async remember (entry, { key, root, found = null, since = -1 }) {
     if (entry.evicted || entry.stat === null || this.cache.max === 0 || !(await this.watchable(root, entry))) return null
     if (entry.evicted || entry.watched === null) return null
+    // Asked once now that a watch is set, the addon readies its check (an
+    // io_uring beside libuv's inotify descriptor, for as long as the loop
+    // lives): its descriptor comes with the watches, not with a later request.
+    eventsWaiting()
     const lookedUp = found !== null && this.watches.quietSince(entry.watched, since)
     const remembering = { entry, key, found: lookedUp ? found : null, lookedUp, changed: false }
     if (!lookedUp) this.relocating.add(remembering)
