@@ -186,14 +186,23 @@ class LaneCore {
   int64_t head_timeout_ms = 0;  // Node's headersTimeout
   std::string keep_alive_line;  // "Keep-Alive: timeout=5\r\n", or empty
   char read_buffer[kReadBytes];
-  std::string key_scratch;  // each request's AnswerKey, its capacity kept
-  InotifyQueue inotify;     // the loop's unread watch events (pending_changes.h)
+  std::string key_scratch;          // each request's AnswerKey, its capacity kept
+  InotifyQueue* inotify = nullptr;  // the loop's unread watch events, shared (pending_changes.h)
   time_t date_second = -1;
   std::string date_line;
+
+  LaneCore() = default;
+  LaneCore(const LaneCore&) = delete;
+  LaneCore& operator=(const LaneCore&) = delete;
+  ~LaneCore() {
+    if (inotify != nullptr) ReleaseLoopQueue(loop);
+  }
 
   bool Init(napi_env e, napi_value callback) {
     env = e;
     if (napi_get_uv_event_loop(env, &loop) != napi_ok) return false;
+    inotify = AcquireLoopQueue(loop);
+    if (inotify == nullptr) return false;
     if (napi_create_reference(env, callback, 1, &on_hand_off) != napi_ok) return false;
     napi_value name = nullptr;
     napi_create_string_utf8(env, "zcopy:lane", NAPI_AUTO_LENGTH, &name);
@@ -519,7 +528,7 @@ class LaneCore {
     if (row == nullptr) return nullptr;
     // A change the watches saw and JavaScript has not read yet may drop this
     // row: JavaScript answers (and reads the events first).
-    if (inotify.Queued(loop) != 0) return nullptr;
+    if (inotify->Queued(loop) != 0) return nullptr;
     if (!row->has_file && !row->has_source) return row;
     const int64_t now = NowMs(loop);
     if (now - row->checked_ms < kRevalidateMs) return row;
@@ -1356,7 +1365,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
     if (info[9].IsNumber()) row->log_coding = static_cast<uint8_t>(info[9].As<Napi::Number>().Uint32Value() & 31);
     if (!row->has_file && !row->in_memory) return Napi::Number::New(env, 0);
     row->checked_ms = NowMs(core_->loop);
-    core_->inotify.Prepare(core_->loop);  // its ring from the first row on, not from the first hit
+    core_->inotify->Prepare(core_->loop);  // its ring from the first row on, not from the first hit
     return Napi::Number::New(env, core_->table.Add(row));
   }
 

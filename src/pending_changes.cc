@@ -26,7 +26,9 @@
 // then: an empty ring, since the queue was last found empty, means no event,
 // with no system call. A completion (or an ended poll) sends the asker back
 // to FIONREAD until the queue is found empty again; completions are consumed
-// before that ioctl, so one posted meanwhile is seen next time. Where
+// before that ioctl, so one posted meanwhile is seen next time. The loop's
+// askers share the queue and its ring: whichever finds the queue empty
+// clears the mark for all, which is the queue's own truth. Where
 // io_uring cannot be had (kernel.io_uring_disabled, a seccomp profile, a
 // kernel before 5.13) or ZCOPY_IO_URING=0, FIONREAD answers every time.
 #include "pending_changes.h"
@@ -40,6 +42,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "linux_abi.h"
@@ -68,22 +71,34 @@ bool RingAllowed() {
 constexpr uint32_t kSqEntries = 2;
 constexpr uint32_t kCqEntries = 16;  // more events between two asks overflow: the poll ends, and is armed again
 
-// Per environment (each Worker runs its own loop): its loop, and the queue's
-// asker for changesPending(). Freed by the environment's cleanup hook.
+// The loops' queues (Workers run loops of their own, on their own threads).
+struct LoopQueue {
+  uv_loop_t* loop;
+  InotifyQueue queue;
+  int users;
+  LoopQueue* next;
+};
+std::mutex loop_queues_lock;
+LoopQueue* loop_queues = nullptr;
+
+// Per environment: its loop and its hold on the loop's queue, for
+// changesPending(). Freed by the environment's cleanup hook.
 struct LoopInotify {
   uv_loop_t* loop = nullptr;
-  InotifyQueue queue;
+  InotifyQueue* queue = nullptr;
 };
 
 void FreeLoopInotify(void* data) {
-  delete static_cast<LoopInotify*>(data);
+  auto* state = static_cast<LoopInotify*>(data);
+  ReleaseLoopQueue(state->loop);
+  delete state;
 }
 
 Napi::Value ChangesPendingJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* state = static_cast<LoopInotify*>(info.Data());
   if (state == nullptr) return env.Null();
-  const int queued = state->queue.Queued(state->loop);
+  const int queued = state->queue->Queued(state->loop);
   return queued < 0 ? env.Null() : Napi::Boolean::New(env, queued > 0);
 }
 
@@ -203,12 +218,44 @@ bool InotifyQueue::Drain() {
   return any;
 }
 
-// Where the environment's loop or its cleanup hook cannot be had, the function
-// answers null (cannot be told) on every call.
+InotifyQueue* AcquireLoopQueue(uv_loop_t* loop) {
+  std::lock_guard<std::mutex> hold(loop_queues_lock);
+  for (LoopQueue* entry = loop_queues; entry != nullptr; entry = entry->next) {
+    if (entry->loop == loop) {
+      entry->users++;
+      return &entry->queue;
+    }
+  }
+  auto* entry = new (std::nothrow) LoopQueue{loop, {}, 1, loop_queues};
+  if (entry == nullptr) return nullptr;
+  loop_queues = entry;
+  return &entry->queue;
+}
+
+void ReleaseLoopQueue(uv_loop_t* loop) {
+  std::lock_guard<std::mutex> hold(loop_queues_lock);
+  for (LoopQueue** at = &loop_queues; *at != nullptr; at = &(*at)->next) {
+    LoopQueue* entry = *at;
+    if (entry->loop != loop) continue;
+    if (--entry->users == 0) {
+      *at = entry->next;
+      delete entry;  // its ring closed
+    }
+    return;
+  }
+}
+
+// Where the environment's loop, its queue or its cleanup hook cannot be had,
+// the function answers null (cannot be told) on every call.
 Napi::Function ChangesPendingFunction(Napi::Env env) {
   auto* state = new (std::nothrow) LoopInotify();
   if (state != nullptr && (napi_get_uv_event_loop(env, &state->loop) != napi_ok || state->loop == nullptr ||
-                           napi_add_env_cleanup_hook(env, FreeLoopInotify, state) != napi_ok)) {
+                           (state->queue = AcquireLoopQueue(state->loop)) == nullptr)) {
+    delete state;
+    state = nullptr;
+  }
+  if (state != nullptr && napi_add_env_cleanup_hook(env, FreeLoopInotify, state) != napi_ok) {
+    ReleaseLoopQueue(state->loop);
     delete state;
     state = nullptr;
   }

@@ -15,8 +15,9 @@ namespace zcopy {
 struct IoUringCqe;
 struct IoUringSqe;
 
-// One asker's view of a loop's inotify queue (the open-file cache's, the
-// lane's). Queued() → 1 events wait, 0 none (or no watch on this loop yet),
+// A loop's inotify queue as its askers see it (the open-file cache's
+// changesPending(), each native lane): one per loop, shared (LoopQueue
+// below). Queued() → 1 events wait, 0 none (or no watch on this loop yet),
 // -1 it cannot be told. Where io_uring allows it, a multishot poll of the
 // inotify descriptor posts a completion for each event, so the answer "none
 // since the queue was last found empty" is a read of memory; otherwise, and
@@ -31,8 +32,9 @@ class InotifyQueue {
   int Queued(uv_loop_t* loop);
   // Proves the loop's inotify descriptor and arms the ring for it, where that
   // was not done yet: → false when the loop has none yet or it cannot be
-  // proven. Queued() does it first; an asker that will ask calls it early so
-  // that the ring's descriptor is there from then on, not from its first ask.
+  // proven. Queued() does it first; an asker calls it early (once a watch or
+  // a row is set) so that the ring's descriptor is there from then on, not
+  // from its first ask.
   bool Prepare(uv_loop_t* loop);
 
  private:
@@ -58,6 +60,12 @@ class InotifyQueue {
   uint32_t* cq_mask_ = nullptr;
   IoUringCqe* cqes_ = nullptr;
 };
+
+// The queue of `loop`, made by its first asker and freed when the last lets
+// go (on the loop's thread: an environment's cleanup, a lane's end). Null if
+// memory ran out.
+InotifyQueue* AcquireLoopQueue(uv_loop_t* loop);
+void ReleaseLoopQueue(uv_loop_t* loop);
 
 Napi::Function ChangesPendingFunction(Napi::Env env);
 

@@ -188,10 +188,16 @@ describe.runIf(native !== null)('zcopy serve --native-lane against hostile clien
     // would hide what these take.
     idleServer = await startServe(root, ['--native-lane', '--quiet', '--no-compress'])
     const pid = idleServer.cli.child.pid
-    // Asked three times: Node's answer, the lane's row, and a hit (the lane's
-    // change check readies its io_uring with its first row).
+    // Asked until the lane holds its row (the row's descriptor beside the
+    // cache's): the lane's change check readies its io_uring with its first
+    // row, a descriptor for the lane's life that the count below must include.
     let answer
-    for (let i = 0; i < 3; i++) answer = (await exchange(portOf(idleServer), ['GET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'])).bytes
+    for (let i = 0; i < 100; i++) {
+      answer = (await exchange(portOf(idleServer), ['GET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'])).bytes
+      if (descriptorsOf(idleServer, `${root}/a.txt`) >= 2) break
+      await sleep(50)
+    }
+    expect(descriptorsOf(idleServer, `${root}/a.txt`), 'the cache\'s descriptor and the row\'s').toBeGreaterThanOrEqual(2)
     const answerBytes = answer.length - 'close'.length + 'keep-alive'.length + 'Keep-Alive: timeout=5\r\n'.length
     await sleep(200)
     const fdsBefore = fdCount(pid)

@@ -3,8 +3,8 @@
 // open-file cache or the native lane answers from memory, so it must say true
 // for a change made before the call, by this thread or another process, and
 // false once the loop read the events. Where io_uring is allowed it answers
-// from a ring's completions (one ring per asker and loop, a Worker's closed
-// with it); ZCOPY_IO_URING=0 asks the kernel with FIONREAD every time. Each
+// from a ring's completions (one ring per loop, a Worker's closed with
+// it); ZCOPY_IO_URING=0 asks the kernel with FIONREAD every time. Each
 // way runs in a real child process, with real watches, renames and a Worker.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
