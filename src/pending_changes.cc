@@ -17,14 +17,14 @@
 // yet on this loop) answers false: nothing is remembered without a watch.
 //
 // Asking the kernel (ioctl FIONREAD) costs a system call on every request
-// (0.3-1.4 us on the 2-core VMs of docs/benchmarks-log.md). So each asker
-// keeps a small io_uring with a multishot poll on the descriptor: every event
+// (0.3-1.4 us on the 2-core VMs of docs/benchmarks-log.md). So the loop's
+// queue keeps a small io_uring with a multishot poll on the descriptor: every event
 // queued wakes the poll, whose completion the kernel posts in the ring as
 // task work of the thread that armed it, the loop's, before that thread next
 // returns to user space. A request sent after a change is read by a system
 // call of that thread after the change, so its completion is in the ring by
 // then: an empty ring, since the queue was last found empty, means no event,
-// with no system call. A completion (or an ended poll) sends the asker back
+// with no system call. A completion (or an ended poll) sends the check back
 // to FIONREAD until the queue is found empty again; completions are consumed
 // before that ioctl, so one posted meanwhile is seen next time. The loop's
 // askers share the queue and its ring: whichever finds the queue empty
