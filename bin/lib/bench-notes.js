@@ -39,9 +39,11 @@ function verdictLine ({ results, baseline = 'stream' }) {
   const { other, ratios } = zcopyRatios(results, mode, baseline)
   if (ratios.length === 0) return null
   const [first, ...rest] = ratios
-  const than = first.ratio >= 1 ? 'faster than' : 'the speed of'
+  // The words follow the figure printed: 0.996 prints 1.0×, "the speed of".
+  const shown = formatRatio(first.ratio)
+  const than = Number.parseFloat(shown) > 1 ? 'faster than' : 'the speed of'
   const more = rest.map(({ size, ratio }) => `, ${formatSize(size)} ${formatRatio(ratio)}`).join('')
-  return `zcopy moved ${formatSize(first.size)} ${MODE_WORDS[mode]} ${formatRatio(first.ratio)} ${than} ${BASELINE_WORDS[other] || other}${more}: on this machine, in this run`
+  return `zcopy moved ${formatSize(first.size)} ${MODE_WORDS[mode]} ${shown} ${than} ${BASELINE_WORDS[other] || other}${more}: on this machine, in this run`
 }
 
 function unitsLine (wide) {
