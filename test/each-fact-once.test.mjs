@@ -4,7 +4,7 @@
 // compared by one sameFile (lib/http/files/stat.js), size strings are parsed
 // by one parser (lib/size.js), and Content-Disposition comes from the
 // content-disposition package, not a copy of it; whether a step's result is
-// still to come is told by one helper (lib/http/now-or-later.js). A second copy of any of them
+// still to come is told by one helper (lib/http/serving/now-or-later.js). A second copy of any of them
 // fails here, by its source or by its behaviour.
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
@@ -88,9 +88,9 @@ describe('one of each helper', () => {
     expect(require('../package.json').dependencies).toHaveProperty('content-disposition')
   })
 
-  it('a step\'s result still to come (a Promise) is told in one place, lib/http/now-or-later.js', () => {
-    expect(holders(lib, /instanceof\s+Promise|typeof\s+[\w.]+\.then\b/, ['lib/http/now-or-later.js'])).toEqual([])
-    const { andThen, isLater } = require('../lib/http/now-or-later.js')
+  it('a step\'s result still to come (a Promise) is told in one place, lib/http/serving/now-or-later.js', () => {
+    expect(holders(lib, /instanceof\s+Promise|typeof\s+[\w.]+\.then\b/, ['lib/http/serving/now-or-later.js'])).toEqual([])
+    const { andThen, isLater } = require('../lib/http/serving/now-or-later.js')
     expect(andThen(2, (n) => n + 1)).toBe(3)
     expect(isLater(andThen(Promise.resolve(2), (n) => n + 1))).toBe(true)
   })

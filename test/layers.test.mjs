@@ -11,12 +11,13 @@ import { jsFilesUnder } from './support/files.mjs'
 
 const root = new URL('..', import.meta.url).pathname
 // lib/http's folders, each a concern entered by its index.js (docs/internals.md).
-const HTTP_FOLDERS = ['target', 'files', 'representation', 'delivery', 'compress'].map((name) => `lib/http/${name}`)
+const HTTP_FOLDERS = ['common', 'target', 'files', 'representation', 'delivery', 'compress', 'protect', 'serving'].map((name) => `lib/http/${name}`)
 // lib/engine's folders: the copy through user space (lib/engine/copy).
 const ENGINE_FOLDERS = ['lib/engine/copy']
 const LAYERS = ['lib/engine', ...ENGINE_FOLDERS, 'lib/http', ...HTTP_FOLDERS]
-// lib/http's entry points: what the folders serve, never what they import.
-const HTTP_ENTRY_POINTS = ['index', 'serve-static', 'static-handler', 'send-file', 'serve-file', 'options', 'protect-server', 'stack'].map((name) => `lib/http/${name}.js`)
+// lib/http's entry points (its door, the serving and protect folders): what
+// the other folders serve, never what they import.
+const HTTP_ENTRY_POINTS = ['lib/http/index.js', 'lib/http/serving', 'lib/http/protect']
 
 // Where each folder may not reach (beyond a layer's files, checked for all).
 const NEVER = {
@@ -28,11 +29,13 @@ const NEVER = {
   // The one size parser, shared by lib/http and tools/: it imports nothing.
   'lib/size.js': ['lib', 'bin', 'tools', 'bench'],
   // The folders, lowest first: each knows nothing of those above it.
+  'lib/http/common': ['lib/http/files', 'lib/http/target', 'lib/http/representation', 'lib/http/delivery', 'lib/http/compress', ...HTTP_ENTRY_POINTS],
   'lib/http/files': ['lib/http/target', 'lib/http/representation', 'lib/http/delivery', 'lib/http/compress', ...HTTP_ENTRY_POINTS],
   'lib/http/target': ['lib/http/representation', 'lib/http/delivery', 'lib/http/compress', ...HTTP_ENTRY_POINTS],
   'lib/http/representation': ['lib/http/target', 'lib/http/delivery', 'lib/http/compress', ...HTTP_ENTRY_POINTS],
   'lib/http/delivery': ['lib/http/files', 'lib/http/target', 'lib/http/representation', 'lib/http/compress', ...HTTP_ENTRY_POINTS],
-  'lib/http/compress': ['lib/http/target', 'lib/http/delivery', ...HTTP_ENTRY_POINTS]
+  'lib/http/compress': ['lib/http/target', 'lib/http/delivery', ...HTTP_ENTRY_POINTS],
+  'lib/http/protect': ['lib/http/files', 'lib/http/target', 'lib/http/representation', 'lib/http/delivery', 'lib/http/compress', 'lib/http/serving']
 }
 
 const relative = (file) => path.relative(root, file).split(path.sep).join('/')

@@ -3,11 +3,9 @@
 // The HTTP layer: sendFile for one request, serveStatic as middleware. This file
 // is the only way in for the layers above (lib/index.js, lib/adapters/, bin/).
 
-const { sendFile } = require('./send-file')
-const { createStaticHandler, serveStatic } = require('./serve-static')
-const { protectServer } = require('./protect-server')
-const { HttpError, isHttpError } = require('./http-error')
-const { badOption } = require('./bad-option')
+const { createStaticHandler, sendFile, serveStatic } = require('./serving')
+const { protectServer } = require('./protect')
+const { badOption, HttpError, isHttpError } = require('./common')
 const { bytesBody, FileBody } = require('./delivery')
 const { DIRECTORY, locateFile, resolvePath, spellingBelow, splitUrl } = require('./target')
 const { acceptedCodings, codingNames, suffixOf } = require('./representation')

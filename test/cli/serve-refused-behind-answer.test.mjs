@@ -3,7 +3,7 @@
 // lane's fuzz (issue 62's family). Node's own handling gave the 400 alone (the
 // file's answer dropped), or the file's 200 cut when its destroy came while
 // sendfile was still sending the body. Now: the whole 200, then Node's 400,
-// then a close, as the native lane answers (lib/http/refuse-after-answers.js,
+// then a close, as the native lane answers (lib/http/protect/refuse-after-answers.js,
 // through protectServer). Several rounds on fresh connections: the first
 // finds the file not yet remembered, the others while its body still goes
 // out; a connection left open fails after a generous wait, not a timing bound.

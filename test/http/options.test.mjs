@@ -1,14 +1,14 @@
-// The one options normalizer's output (lib/http/options.js) is frozen plain
+// The one options normalizer's output (lib/http/serving/options.js) is frozen plain
 // data: the option values and the caller's functions. The collaborators made
 // of it (the open-file cache, the variant store, an adapter's delivery) are
-// handed to the handler beside it (lib/http/stack.js), never put inside it.
+// handed to the handler beside it (lib/http/serving/stack.js), never put inside it.
 import { createRequire } from 'node:module'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { makeTempDir, removeTempDir } from '../support/files.mjs'
 
 const require = createRequire(import.meta.url)
 const { createStaticHandler } = require('../../lib/http/index.js')
-const { normalizeOptions } = require('../../lib/http/options.js')
+const { normalizeOptions } = require('../../lib/http/serving/options.js')
 const KEYS = Object.keys(normalizeOptions()).sort()
 
 let root

@@ -7,7 +7,7 @@
 // time once the file is remembered). On a server given to protectServer
 // (zcopy serve's), every request before the refused bytes is answered whole,
 // then Node's 400 goes out and the connection closes
-// (lib/http/refuse-after-answers.js). serveStatic behind node:http and behind
+// (lib/http/protect/refuse-after-answers.js). serveStatic behind node:http and behind
 // Express, raw sockets; a connection left open shows as a failure after a
 // generous wait, never as a timing bound.
 import { randomBytes } from 'node:crypto'

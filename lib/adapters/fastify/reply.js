@@ -84,7 +84,7 @@ function handOver (res) {
   return reply
 }
 
-// How a file's answer leaves (see ../../http/serve-file.js): to the reply.
+// How a file's answer leaves (see ../../http/serving/serve-file.js): to the reply.
 const FASTIFY_DELIVERY = Object.freeze({
   handsOver: true,
   // HEAD gets an empty body: Fastify's own HEAD route sets Content-Length 0 for

@@ -9,7 +9,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { ENCODED, encodesHere } = require('./encoders')
 const { typeFilter } = require('./types')
-const { badOption } = require('../bad-option')
+const { badOption } = require('../common')
 const { codingNames } = require('../representation')
 
 // The codings compress makes, in the server's order of preference (the table

@@ -9,7 +9,7 @@
 
 const path = require('node:path')
 const mime = require('mime-types')
-const { badOption } = require('../bad-option')
+const { badOption } = require('../common')
 
 const DEFAULT_TYPES = Object.freeze([
   'text/*',

@@ -9,7 +9,7 @@
 // those; `wait(subscribe)` races another event against it; `watch(callback)`
 // has it call back then; dispose() detaches.
 
-const { onClose } = require('../on-close')
+const { onClose } = require('../common')
 
 class Hangup {
   constructor (req, res) {

@@ -40,7 +40,7 @@
 // socket already gone.
 
 const net = require('node:net')
-const { onClose } = require('../on-close')
+const { onClose } = require('../common')
 
 // Requests of one connection that may wait for their turn: deeper than any
 // pipelining client asks for (benchmarks pipeline 16), and 32 waiting requests

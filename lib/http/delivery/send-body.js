@@ -29,7 +29,7 @@ const http = require('node:http')
 const net = require('node:net')
 const { watchHangup } = require('./hangup')
 const { readingHeldWhile } = require('./one-at-a-time')
-const { promiseOf } = require('../promise-of')
+const { promiseOf } = require('../common')
 const { copyToResponse, writeToResponse } = require('./response-body')
 const { PIECE_SIZE, movesByZeroCopy, sendRange, sendsFiles, setCork, socketFd } = require('../../engine')
 

@@ -33,7 +33,7 @@
 const fs = require('node:fs')
 const { readAt } = require('../../engine')
 const { tick } = require('./dir-watches')
-const { onClose } = require('../on-close')
+const { onClose } = require('../common')
 const { ConfinedRoot, UNCONFINED } = require('./open-confined')
 const { MemoryBudget } = require('./memory-budget')
 const { OpenFile, keptInMemory } = require('./open-file')

@@ -30,7 +30,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { closeFd, lookupBeneath, openBeneath } = require('../../engine')
-const { HttpError } = require('../http-error')
+const { HttpError } = require('../common')
 const { statOf } = require('./stat')
 
 const { O_RDONLY, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = fs.constants

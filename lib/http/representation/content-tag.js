@@ -30,7 +30,7 @@ const fs = require('node:fs')
 const { promisify } = require('node:util')
 const { readRange } = require('../../engine')
 const { memoryBody, sameFile } = require('../files')
-const { HttpError } = require('../http-error')
+const { HttpError } = require('../common')
 
 const HASHED_AT_ONCE = 64 * 1024
 const HASH_CHUNK = 128 * 1024

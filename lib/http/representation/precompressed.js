@@ -15,10 +15,10 @@
 // for it (identity, 304, 412, 416, HEAD) then carries `Vary: Accept-Encoding`, and a
 // path without one does not (a cache keeps a single copy). So both siblings are
 // looked up (a stat each, on the thread pool) for every request unless the
-// open-file cache's watches vouch for the answer (see serve-file.js), and the
+// open-file cache's watches vouch for the answer (see ../serving/serve-file.js), and the
 // header is parsed only when there is a sibling.
 
-const { badOption } = require('../bad-option')
+const { badOption } = require('../common')
 const { statOrNothing } = require('../files')
 const { acceptedCodings } = require('./accept-encoding')
 const { IDENTITY, codingNames, suffixOf } = require('./codings')

@@ -7,7 +7,7 @@
 
 const parseRange = require('range-parser')
 const { contentRange } = require('./headers')
-const { httpError } = require('../http-error')
+const { httpError } = require('../common')
 const { rangeFresh } = require('./preconditions')
 
 const BYTES_RANGE = /^ *bytes=/

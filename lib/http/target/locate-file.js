@@ -10,7 +10,7 @@
 // OpenFileCache.statToOpen()); a remembered path skips all of this.
 
 const path = require('node:path')
-const { httpError, lookupError } = require('../http-error')
+const { httpError, lookupError } = require('../common')
 const { statOf } = require('../files')
 
 const DIRECTORY = Symbol('directory')

@@ -5,7 +5,7 @@
 // joining, and the dotfiles policy is applied to every segment.
 
 const path = require('node:path')
-const { httpError } = require('../http-error')
+const { httpError } = require('../common')
 
 const UP_PATH = /(?:^|[\\/])\.\.(?:[\\/]|$)/
 

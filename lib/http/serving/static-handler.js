@@ -11,9 +11,8 @@
 
 const path = require('node:path')
 const { STATUS_CODES } = require('node:http')
-const { HttpError } = require('./http-error')
-const { DIRECTORY, directoryLocation, locateFile, pathResolver, redirectToDirectory, resolvePath, spellingBelow, splitUrl } = require('./target')
-const { promiseOf } = require('./promise-of')
+const { HttpError, promiseOf } = require('../common')
+const { DIRECTORY, directoryLocation, locateFile, pathResolver, redirectToDirectory, resolvePath, spellingBelow, splitUrl } = require('../target')
 const { ANSWERED_IN_CALL, FileServer } = require('./serve-file')
 
 const RESOLVED_PATHS = 1024

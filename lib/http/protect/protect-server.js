@@ -23,7 +23,7 @@
 
 const tls = require('node:tls')
 const { refuseAfterAnswers } = require('./refuse-after-answers')
-const { invalidArgType, validateInteger, validateObject } = require('../engine')
+const { invalidArgType, validateInteger, validateObject } = require('../../engine')
 
 const DEFAULT_TIMEOUT_MS = 60000
 

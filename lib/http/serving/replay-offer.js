@@ -5,7 +5,7 @@
 // with what it was made of and when that leaves (docs/internals.md, "Native
 // lane: listener, hand-off, answer table").
 
-const { memoryBody } = require('./files')
+const { memoryBody } = require('../files')
 
 // Request headers after which an answer is no replay for others:
 // If-None-Match, If-Modified-Since and Range are part of a replay's key instead.

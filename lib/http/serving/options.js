@@ -10,10 +10,10 @@
 
 const path = require('node:path')
 const ms = require('ms')
-const { badOption } = require('./bad-option')
-const { compressOptions } = require('./compress')
-const { defaultMaxOpenFiles } = require('./files')
-const { precompressedEncodings } = require('./representation')
+const { badOption } = require('../common')
+const { compressOptions } = require('../compress')
+const { defaultMaxOpenFiles } = require('../files')
+const { precompressedEncodings } = require('../representation')
 
 const MAX_MAX_AGE = 365 * 24 * 60 * 60 * 1000 // one year, as send caps it
 const DOTFILES = ['allow', 'deny', 'ignore']

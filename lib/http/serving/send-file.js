@@ -11,14 +11,12 @@
 // `headers` has Content-Range), 500; the caller answers.
 
 const path = require('node:path')
-const { invalidArgType, invalidArgValue } = require('../engine')
-const { httpError } = require('./http-error')
-const { DIRECTORY, locateFile, resolvePath } = require('./target')
+const { invalidArgType, invalidArgValue } = require('../../engine')
+const { httpError, onClose, promiseOf } = require('../common')
+const { DIRECTORY, locateFile, resolvePath } = require('../target')
 const { normalizeOptions } = require('./options')
 const { SharedStacks } = require('./stack')
-const { onClose } = require('./on-close')
-const { turnOf } = require('./delivery')
-const { promiseOf } = require('./promise-of')
+const { turnOf } = require('../delivery')
 const { FileServer } = require('./serve-file')
 
 // What every sendFile call shares: one open-file cache, and a variant store

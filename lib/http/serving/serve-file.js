@@ -9,10 +9,10 @@
 // A FileServer owns what every one of those steps reads: the normalized options,
 // the open-file cache and the scope its files are opened in (the confined root).
 
-const { memoryBody, UNCONFINED } = require('./files')
-const { BODY, ContentTags, isConditional, negotiateEncoding, notModified, preconditionFailed, removeContentHeaders, selectRange, setContentLength, setFileHeaders, siblingNames, siblingsOf } = require('./representation')
-const { httpError, isHttpError, lookupError } = require('./http-error')
-const { copiesBody, sendBody, sendBytes } = require('./delivery')
+const { memoryBody, UNCONFINED } = require('../files')
+const { BODY, ContentTags, isConditional, negotiateEncoding, notModified, preconditionFailed, removeContentHeaders, selectRange, setContentLength, setFileHeaders, siblingNames, siblingsOf } = require('../representation')
+const { httpError, isHttpError, lookupError } = require('../common')
+const { copiesBody, sendBody, sendBytes } = require('../delivery')
 const { andThen, isLater } = require('./now-or-later')
 const { offerReplay } = require('./replay-offer')
 

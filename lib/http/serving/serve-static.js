@@ -13,8 +13,8 @@
 
 const { normalizeOptions } = require('./options')
 const { buildStack } = require('./stack')
-const { promiseOf } = require('./promise-of')
-const { waitForTurn } = require('./delivery')
+const { promiseOf } = require('../common')
+const { waitForTurn } = require('../delivery')
 const { ANSWERED_IN_CALL } = require('./serve-file')
 const { StaticHandler } = require('./static-handler')
 

@@ -9,8 +9,8 @@
 // (buildStack); sendFile's calls share one cache and a store per set of
 // compress settings (SharedStacks), built by the same functions.
 
-const { MemoryBudget, OpenFileCache } = require('./files')
-const { VariantStore } = require('./compress')
+const { MemoryBudget, OpenFileCache } = require('../files')
+const { VariantStore } = require('../compress')
 
 // sendFile's cache: 128 descriptors, nothing in memory (its compressed
 // variants are all written to their folder and sent by sendfile), every
