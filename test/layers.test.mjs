@@ -35,7 +35,7 @@ const NEVER = {
   'lib/http/representation': ['lib/http/target', 'lib/http/delivery', 'lib/http/compress', ...HTTP_ENTRY_POINTS],
   'lib/http/delivery': ['lib/http/files', 'lib/http/target', 'lib/http/representation', 'lib/http/compress', ...HTTP_ENTRY_POINTS],
   'lib/http/compress': ['lib/http/target', 'lib/http/delivery', ...HTTP_ENTRY_POINTS],
-  'lib/http/protect': ['lib/http/files', 'lib/http/target', 'lib/http/representation', 'lib/http/delivery', 'lib/http/compress', 'lib/http/serving']
+  'lib/http/protect': ['lib/http/files', 'lib/http/target', 'lib/http/representation', 'lib/http/delivery', 'lib/http/compress', 'lib/http/serving', 'lib/http/index.js']
 }
 
 const relative = (file) => path.relative(root, file).split(path.sep).join('/')

@@ -39,7 +39,7 @@ function verdictLine ({ results, baseline = 'stream' }) {
   const { other, ratios } = zcopyRatios(results, mode, baseline)
   if (ratios.length === 0) return null
   const [first, ...rest] = ratios
-  // The words follow the figure printed: 0.996 prints 1.0×, "the speed of".
+  // The words follow the figure printed: 0.9996 prints 1×, "the speed of".
   const shown = formatRatio(first.ratio)
   const than = Number.parseFloat(shown) > 1 ? 'faster than' : 'the speed of'
   const more = rest.map(({ size, ratio }) => `, ${formatSize(size)} ${formatRatio(ratio)}`).join('')
