@@ -343,10 +343,17 @@ int OpenAt2Beneath(int dir_fd, const char* path, uint64_t flags) {
   OpenHow how{};
   how.flags = flags;
   how.resolve = kResolveBeneath | kResolveNoMagiclinks;
+  // EAGAIN: the walk met a `..` while a rename or a mount anywhere on the system
+  // moved on, and the kernel could not prove it stayed beneath; openat2(2) leaves
+  // the retry to the caller. Retried a bounded number of times, so renames
+  // elsewhere (a deploy, another tenant) do not fail an open, and a storm of
+  // them cannot hold a pool thread: past the bound the EAGAIN is the answer.
+  constexpr int kRetriesAfterRace = 64;
+  int races = 0;
   long fd;
   do {
     fd = syscall(__NR_openat2, dir_fd, path, &how, sizeof(how));
-  } while (fd < 0 && errno == EINTR);
+  } while (fd < 0 && (errno == EINTR || (errno == EAGAIN && races++ < kRetriesAfterRace)));
   return static_cast<int>(fd);
 }
 

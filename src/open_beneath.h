@@ -11,7 +11,8 @@
 namespace zcopy {
 
 // openat2(dir_fd, path, { flags, resolve: RESOLVE_BENEATH |
-// RESOLVE_NO_MAGICLINKS }), called again on EINTR: the descriptor, or -1 with
+// RESOLVE_NO_MAGICLINKS }), called again on EINTR and (a bounded number of
+// times) on EAGAIN, the race with a rename: the descriptor, or -1 with
 // errno set (ENOSYS where the kernel has no openat2). Blocking; for a pool
 // thread (openBeneath) or probeKernel.
 int OpenAt2Beneath(int dir_fd, const char* path, uint64_t flags);

@@ -3,7 +3,8 @@
 // O_CLOEXEC | O_NOCTTY, on the thread pool. The kernel, not a check of the name,
 // keeps the open below the directory (issue 12, parts 1 and 3). `link` tells
 // whether the last component was a symbolic link (O_NOFOLLOW first).
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -73,6 +74,40 @@ describe.skipIf(!native)('openBeneath', () => {
     expect(await opened('link-to-link')).toEqual(['inside', true])
     expect(await opened('./sub/../sub/file.txt')).toEqual(['inside', false])
     expect(await opened('link-sub/file.txt')).toEqual(['inside', false]) // a link on the way, not last
+  })
+
+  // openat2 fails with EAGAIN when a walk through `..` races any rename on the
+  // system (the kernel cannot prove it stayed beneath). Names from requests never
+  // hold `..`, but a relative symlink inside the root does (`../shared/app.js`),
+  // and a deploy renames. Before the bounded retry about 1 open in 100 failed here.
+  it('a rename elsewhere on the system does not fail an open through `..`', async () => {
+    fs.symlinkSync('../sub/file.txt', path.join(root, 'sub', 'up-link'))
+    const churn = spawn(process.execPath, ['-e', `
+      const fs = require('node:fs'), a = process.argv[1] + '/churn-a', b = process.argv[1] + '/churn-b'
+      fs.writeFileSync(a, '')
+      process.stdout.write('ready\\n')
+      for (;;) { fs.renameSync(a, b); fs.renameSync(b, a) }
+    `, dir], { stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      await once(churn.stdout, 'data')
+      const failures = new Map()
+      let opens = 0
+      for (const started = Date.now(); Date.now() - started < 2000; opens++) {
+        try {
+          const { fd } = await native.openBeneath(rootFd, opens % 2 ? 'sub/up-link' : './sub/../sub/file.txt')
+          fs.closeSync(fd)
+        } catch (err) {
+          failures.set(err.code, (failures.get(err.code) ?? 0) + 1)
+        }
+      }
+      expect(churn.exitCode).toBe(null) // still renaming at the end
+      expect(Object.fromEntries(failures)).toEqual({})
+      expect(opens).toBeGreaterThan(500)
+    } finally {
+      churn.kill('SIGKILL')
+      await once(churn, 'exit')
+      fs.unlinkSync(path.join(root, 'sub', 'up-link'))
+    }
   })
 
   it('a symlink loop is ELOOP, as before O_NOFOLLOW', async () => {
