@@ -3,7 +3,8 @@
 // Two builds of zcopy side by side, with the tuned nginx as the anchor:
 //   node bench/http/compare-builds.js --base DIR [--file 1m] [--connections 16]
 //                                     [--rounds 6] [--seconds 3] [--workers 1]
-//                                     [--threads 1] [--tls] [--server KIND]
+//                                     [--threads 1] [--tls] [--http2 [--streams 10]]
+//                                     [--server KIND] [--pin]
 // `zcopy serve` (the CLI, one process unless --workers) runs twice on the same
 // files: once from this checkout, once from DIR; or, with --server, one of
 // bench/http/server.js's zcopy kinds ('zcopy (node:http)', 'zcopy (Express)',
@@ -22,7 +23,12 @@
 // (--workers N: `zcopy serve --workers N` and nginx's `worker_processes N`;
 // --threads N: `wrk -tN`, as bench/http/run.js loads N workers; --tls: all
 // three over TLS 1.3 with one self-signed certificate, as run.js --tls); the
-// figures are the median of the per-round ratios with their min–max. A check
+// figures are the median of the per-round ratios with their min–max. --http2:
+// over TLS as --tls, each server speaking HTTP/2 (zcopy serve --http2, nginx's
+// `http2`), loaded by h2load (nghttp2-client) with --streams requests in flight
+// per connection (10); zcopy serve only, and not with the many-files cases.
+// --pin: the three servers on CPU 0, the load generator on CPU 1 (pin.js, as
+// run.js --pin); one worker only. A check
 // that both sides load an addon runs first: a DIR without one would measure the
 // pure-JS fallback (ZCOPY_NATIVE is ignored here for the same reason).
 
@@ -31,12 +37,13 @@ const { randomInt } = require('node:crypto')
 const { existsSync, mkdtempSync, rmSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join, resolve } = require('node:path')
-const { selectCases, prepareCase } = require('./cases')
+const { isFileCase, selectCases, prepareCase } = require('./cases')
 const { freePort } = require('./free-port')
 const { NOT_INSTALLED, nginxInstalled, startNginx } = require('./nginx')
 const { startZcopyServe } = require('./zcopy-serve')
-const { measure } = require('./load')
+const { h2loadInstalled, measure } = require('./load')
 const { formatRatios } = require('./stats')
+const { pinServer, pinningUnavailable } = require('./pin')
 const { makeCertificate } = require('./tls')
 const { KINDS, startServer } = require('./server')
 const { parseOptions, usageError } = require('../lib/usage')
@@ -47,7 +54,7 @@ const WARM_UP_SECONDS = 1
 const ZCOPY_SERVE = 'zcopy serve'
 
 function usage () {
-  usageError(__filename, 'expected --base DIR [--file 4k|64k|1m|100m|files-100|files-5000|files-5000-zipf] [--connections N] [--rounds N] [--seconds N] [--workers N] [--threads N] [--tls] [--server KIND]')
+  usageError(__filename, 'expected --base DIR [--file 4k|64k|1m|100m|files-100|files-5000|files-5000-zipf] [--connections N] [--rounds N] [--seconds N] [--workers N] [--threads N] [--tls] [--http2 [--streams N]] [--server KIND] [--pin] (--http2: zcopy serve, one file, h2load installed; --pin: one worker, 2 CPUs, taskset)')
 }
 
 function options () {
@@ -61,6 +68,9 @@ function options () {
       workers: { type: 'string', default: '1' },
       threads: { type: 'string', default: '1' },
       tls: { type: 'boolean', default: false },
+      http2: { type: 'boolean', default: false },
+      streams: { type: 'string', default: '10' },
+      pin: { type: 'boolean', default: false },
       server: { type: 'string', default: ZCOPY_SERVE }
     }
   })
@@ -70,13 +80,16 @@ function options () {
   } catch {
     usage()
   }
-  const counts = ['connections', 'rounds', 'seconds', 'workers', 'threads'].map((name) => Number(values[name]))
+  const counts = ['connections', 'rounds', 'seconds', 'workers', 'threads', 'streams'].map((name) => Number(values[name]))
   if (!values.base || cases.length !== 1 || !counts.every((n) => Number.isInteger(n) && n > 0)) usage()
-  const [connections, rounds, seconds, workers, threads] = counts
+  const [connections, rounds, seconds, workers, threads, streams] = counts
   if (threads > connections) usage() // wrk: every thread needs a connection
   const server = values.server
   if (server !== ZCOPY_SERVE && !(KINDS.includes(server) && server.startsWith('zcopy'))) usage()
-  return { base: resolve(values.base), file: cases[0], connections, rounds, seconds, workers, threads, tls: values.tls, server }
+  if (values.http2 && (server !== ZCOPY_SERVE || isFileCase(cases[0]) || !h2loadInstalled)) usage()
+  if (values.pin && (workers > 1 || pinningUnavailable() !== null)) usage()
+  const protocol = values.http2 ? 'h2' : 'http/1.1'
+  return { base: resolve(values.base), file: cases[0], connections, rounds, seconds, workers, threads, tls: values.tls || values.http2, protocol, streams, pinned: values.pin, server }
 }
 
 // How to run zcopy serve from `dir` (null: this checkout): { cwd, cli, env }.
@@ -111,7 +124,7 @@ function requireAddons (sides, base) {
 }
 
 async function main () {
-  const { base, file, connections, rounds, seconds, workers, threads, tls, server } = options()
+  const { base, file, connections, rounds, seconds, workers, threads, tls, protocol, streams, pinned, server } = options()
   delete process.env.ZCOPY_NATIVE // addons are compared: neither side may fall back
   if (!nginxInstalled()) {
     process.stderr.write(`${NOT_INSTALLED}\n`)
@@ -128,7 +141,7 @@ async function main () {
   const servers = {}
   let certificate = null
   try {
-    if (tls) certificate = makeCertificate()
+    if (tls) certificate = { ...makeCertificate(), http2: protocol === 'h2' }
     const nginxPort = await freePort()
     servers.nginx = { ...await startNginx(root, nginxPort, workers, certificate), port: nginxPort }
     for (const name of ['checkout', 'base']) {
@@ -137,9 +150,10 @@ async function main () {
         : await startServer(server, root, { workers, tls: certificate, env: name === 'base' ? { ZCOPY_BENCH_LIB: join(base, 'lib') } : {} })
     }
     const names = ['checkout', 'base', 'nginx']
+    if (pinned) for (const name of names) pinServer(servers[name].pid)
     const scheme = tls ? 'https' : 'http'
     const load = (name, duration) => measure(`${scheme}://127.0.0.1:${servers[name].port}${target.path ?? '/'}`, {
-      threads, connections, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)]
+      threads, connections, seconds: duration, script: target.script, args: [randomInt(1, 2 ** 31)], protocol, streams, pinned
     })
     for (const name of names) await load(name, target.warmUpSeconds ?? WARM_UP_SECONDS)
     const rps = { checkout: [], base: [], nginx: [] }
@@ -150,7 +164,8 @@ async function main () {
       console.log(`round ${round + 1}/${rounds}: ${order.map((name) => `${name} ${Math.round(rps[name][round])}`).join(', ')} req/s`)
     }
     const ratio = (a, b) => rps[a].map((value, i) => value / rps[b][i])
-    console.log(`${file}${tls ? ' over TLS 1.3' : ''}, ${connections} connections, ${workers} worker${workers > 1 ? 's' : ''}, wrk -t${threads}, ${rounds} rounds: checkout ÷ nginx ${formatRatios(ratio('checkout', 'nginx'))}, ` +
+    const loadedBy = (protocol === 'h2' ? `h2load -t${threads} -m${streams}` : `wrk -t${threads}`) + (pinned ? ' on CPU 1, the servers on CPU 0' : '')
+    console.log(`${file}${protocol === 'h2' ? ' over HTTP/2 and TLS 1.3' : tls ? ' over TLS 1.3' : ''}, ${connections} connections, ${workers} worker${workers > 1 ? 's' : ''}, ${loadedBy}, ${rounds} rounds: checkout ÷ nginx ${formatRatios(ratio('checkout', 'nginx'))}, ` +
       `base ÷ nginx ${formatRatios(ratio('base', 'nginx'))}, checkout ÷ base ${formatRatios(ratio('checkout', 'base'))}`)
     const ran = (name) => server === ZCOPY_SERVE ? sides[name].cli : `${server} with ${join(sides[name].cwd, 'lib')}`
     console.log(`checkout: ${ran('checkout')} with ${binaries.checkout}; base: ${ran('base')} with ${binaries.base}`)

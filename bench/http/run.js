@@ -5,7 +5,7 @@
 //
 //   node bench/http/run.js [--seconds 5] [--rounds 3] [--cases 4k,64k,1m,100m,files-100,files-5000,files-5000-zipf,revalidate-4k,compressed]
 //                          [--sizes 4k,64k,1m,100m] [--connections 16] [--tls] [--no-memory] [--workers N]
-//                          [--servers 'zcopy serve,zcopy (node:http),nginx'] [--warm-up SECONDS] [--bytes]
+//                          [--servers 'zcopy serve,zcopy (node:http),nginx'] [--warm-up SECONDS] [--bytes] [--pin]
 //
 // --cases: what is measured (default all; `sizes` and `files` name the groups).
 // The sizes are one file each; files-100 and files-5000 are that many 4 KiB files
@@ -58,6 +58,10 @@
 // instead of whole responses per second, CPU per MiB received: for runs in which
 // few responses complete (100 MiB at 256 connections: a server that shares its
 // bandwidth fairly completes none in seconds, one that does not completes some).
+// --pin (Linux, 2 CPUs or more, taskset): each server's processes and threads on
+// CPU 0, the load generator on CPU 1 (pin.js), so that a server that needs less
+// CPU per request shows it in requests per second rather than leaving its
+// share to the generator; not with --workers.
 // Prints the machine, a markdown table of req/s (median, min–max over the rounds)
 // with ratios from the medians, one of the server's CPU time per request (Linux,
 // median round), one of the load generator's, then the memory check.
@@ -78,6 +82,7 @@ const { measure, loadTool, wrkInstalled } = require('./load')
 const { machineLine } = require('./machine')
 const { makeCertificate } = require('./tls')
 const { measureMemory } = require('./memory')
+const { pinServer, pinningUnavailable } = require('./pin')
 const { nginxInstalled, startNginx } = require('./nginx')
 const { prepareRevalidation } = require('./revalidate')
 const { KINDS, FLOORS, OPT_IN, startServer } = require('./server')
@@ -114,7 +119,8 @@ function options () {
         workers: { type: 'string' },
         servers: { type: 'string' },
         'warm-up': { type: 'string' },
-        bytes: { type: 'boolean', default: false }
+        bytes: { type: 'boolean', default: false },
+        pin: { type: 'boolean', default: false }
       }
     }))
     values.casesGiven = values.cases !== undefined
@@ -140,6 +146,8 @@ function options () {
       usage(`--connections takes whole numbers from ${workers ?? 1} (one per load thread) to 10000, not '${text}'`)
     }
   }
+  if (values.pin && workers !== null) usage('--pin runs without --workers (the server is pinned to one CPU)')
+  if (values.pin && pinningUnavailable() !== null) usage(`--pin ${pinningUnavailable()}`)
   const compressed = values.cases.filter(isCompressedCase)
   if (values.casesGiven && compressed.length > 0 && (values.tls || workers !== null)) {
     usage('--cases compressed runs neither with --tls nor with --workers')
@@ -155,6 +163,7 @@ function options () {
     memory: !values['no-memory'] && workers === null && !values.tls,
     workers,
     servers: values.servers === undefined ? null : values.servers.split(',').map((name) => name.trim()),
+    pinned: values.pin,
     unit: values.bytes ? BYTES : REQUESTS
   }
 }
@@ -221,13 +230,14 @@ function warmUpOf (target, warmUp) {
 
 // One measurement of `kind` on a case at a connection count: fresh server,
 // warm-up, then the load (one load thread per server worker).
-async function runOnce (kind, root, target, { seconds, warmUp, workers, connections, tls, unit }) {
+async function runOnce (kind, root, target, { seconds, warmUp, workers, connections, tls, unit, pinned }) {
   const server = await start(kind, root, workers, tls, target)
   try {
+    if (pinned) pinServer(server.pid)
     const url = `${tls ? 'https' : 'http'}://127.0.0.1:${server.port}${target.path ?? '/'}`
     // The revalidate case: this server's own validator, sent with every request.
     const { script, note } = target.revalidate ? await prepareRevalidation(url, join(root, 'revalidate.lua')) : { script: target.script, note: null }
-    const load = (duration) => measure(url, { threads: workers, connections, seconds: duration, script, args: [randomInt(1, 2 ** 31)] })
+    const load = (duration) => measure(url, { threads: workers, connections, seconds: duration, script, args: [randomInt(1, 2 ** 31)], pinned })
     // The compressed case: zcopy's variant made first (its first answer is the
     // file itself); what a browser gets is reported.
     const made = server.name === undefined ? null : await untilCompressed(server.name, server.port)
@@ -249,7 +259,7 @@ async function runOnce (kind, root, target, { seconds, warmUp, workers, connecti
 }
 
 async function main () {
-  const { cases: selected, casesGiven, seconds, rounds, warmUp, connections, tls, memory, workers, servers, unit } = options()
+  const { cases: selected, casesGiven, seconds, rounds, warmUp, connections, tls, memory, workers, servers, pinned, unit } = options()
   const known = [...KINDS, ZCOPY_SERVE, ZCOPY_NODE, ...Object.keys(NATIVE)]
   const unknown = (servers ?? []).filter((name) => !known.includes(name))
   if (unknown.length) usage(`--servers: unknown ${unknown.map((n) => `'${n}'`).join(', ')}; known: ${known.join(', ')}`)
@@ -291,6 +301,7 @@ async function main () {
     `${tls ? ' over TLS 1.3 (one self-signed P-256 certificate)' : ''}, ${seconds}s per run after a ${warmUp ?? WARM_UP_SECONDS}s warm-up` +
     `${warmUp === null && cases.some(isFileCase) ? ` (${FILE_CASE_WARM_UP_SECONDS}s for the many-files cases)` : ''}, ` +
     `${rounds} round${rounds > 1 ? 's' : ''}, a fresh server per run, the servers alternating` +
+    `${pinned ? '; each server pinned to CPU 0, the load generator to CPU 1' : ''}` +
     (plain ? missing : []).map((name) => `; ${name} ${name === 'Bun' ? `not there (${why.Bun})` : 'not installed'}: skipped`).join(''))
   if (cases.some(isRevalidateCase)) {
     console.log('revalidate-4k: the 4 KiB file with If-None-Match set to the ETag each server gave it (If-Modified-Since with ' +
@@ -320,7 +331,7 @@ async function main () {
     for (let round = 1; round <= rounds; round++) {
       for (const { name, connections: count, label } of columns) {
         for (const kind of kindsOf(name)) {
-          const result = await runOnce(kind, root, targets[name], { seconds, warmUp, workers: threads, connections: count, tls: certificate, unit })
+          const result = await runOnce(kind, root, targets[name], { seconds, warmUp, workers: threads, connections: count, tls: certificate, unit, pinned })
           results[label][kind].push(result)
           const { rate, cpu, clientCpu, errors, body } = result
           console.log(`round ${round}/${rounds}  ${label.padEnd(labelWidth)}  ${kind.padEnd(kindWidth)}  ` +

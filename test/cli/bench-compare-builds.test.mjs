@@ -11,6 +11,7 @@ import { expectOneLineUsageError, groupGone, runCli, startCli } from './cli.mjs'
 const COMPARE = fileURLToPath(new URL('../../bench/http/compare-builds.js', import.meta.url))
 const CHECKOUT = fileURLToPath(new URL('../..', import.meta.url))
 const nginxAndWrk = spawnSync('nginx', ['-v']).status === 0 && spawnSync('wrk', ['--version']).error === undefined
+const h2load = spawnSync('h2load', ['--version']).error === undefined
 
 let tmpdir
 beforeEach(() => { tmpdir = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-compare-builds-')) })
@@ -38,6 +39,17 @@ test.skipIf(!nginxAndWrk)('--tls: the three servers over TLS 1.3, the certificat
   expect(stdout).toMatch(/^round 1\/1: checkout [1-9]\d*, base [1-9]\d*, nginx [1-9]\d* req\/s$/m) // every server answered HTTPS
   expect(stdout).toMatch(/^64k over TLS 1\.3, 16 connections, 1 worker, wrk -t1, 1 rounds: checkout ÷ nginx /m)
   expect(fs.readdirSync(tmpdir)).toEqual([]) // the certificate's folder too
+})
+
+test.skipIf(!nginxAndWrk || !h2load)('--http2: the three servers over HTTP/2 and TLS 1.3, loaded by h2load', async () => {
+  const cli = startCli(['--base', CHECKOUT, '--file', '4k', '--rounds', '1', '--seconds', '1', '--http2', '--streams', '4'], { cli: COMPARE, env: { TMPDIR: tmpdir } })
+  const { code, stdout, stderr } = await cli.output()
+  expect(await groupGone(cli)).toBe(true)
+  expect(stderr).toBe('')
+  expect(code).toBe(0)
+  expect(stdout).toMatch(/^round 1\/1: checkout [1-9]\d*, base [1-9]\d*, nginx [1-9]\d* req\/s$/m) // every server answered HTTP/2
+  expect(stdout).toMatch(/^4k over HTTP\/2 and TLS 1\.3, 16 connections, 1 worker, h2load -t1 -m4, 1 rounds: checkout ÷ nginx /m)
+  expect(fs.readdirSync(tmpdir)).toEqual([])
 })
 
 test.skipIf(!nginxAndWrk)('--server: a zcopy kind of bench/http/server.js with each side\'s lib/', async () => {
@@ -79,7 +91,8 @@ test('no nginx on the PATH: one line, exit code 2, no server started', async () 
 
 test('bad options: the usage line, exit code 2', async () => {
   for (const args of [[], ['--base', CHECKOUT, '--file', '2m'], ['--base', CHECKOUT, '--rounds', '0'], ['--base', CHECKOUT, '--connections', 'many'], ['--base', CHECKOUT, '--workers', '0'], ['--base', CHECKOUT, '--threads', '0'],
-    ['--base', CHECKOUT, '--connections', '2', '--threads', '3'], ['--base', CHECKOUT, '--server', 'sirv'], ['--base', CHECKOUT, '--server', 'zcopy (Hapi)']]) {
+    ['--base', CHECKOUT, '--connections', '2', '--threads', '3'], ['--base', CHECKOUT, '--server', 'sirv'], ['--base', CHECKOUT, '--server', 'zcopy (Hapi)'],
+    ['--base', CHECKOUT, '--http2', '--file', 'files-100'], ['--base', CHECKOUT, '--http2', '--server', 'zcopy (Koa)'], ['--base', CHECKOUT, '--http2', '--streams', '0'], ['--base', CHECKOUT, '--pin', '--workers', '2']]) {
     expectOneLineUsageError(await runCli(args, { cli: COMPARE }), /^bench\/http\/compare-builds\.js: expected --base DIR /, 'bench/http/compare-builds.js')
   }
 })

@@ -1,0 +1,54 @@
+'use strict'
+
+// Pinning for a two-sided run on a small machine (run.js --pin): the server's
+// processes and all their threads (pool, GC, workers it forks later inherit
+// it) on one CPU, the load generator on another, so that neither takes the
+// other's core and a server's lower CPU per request shows as throughput
+// instead of being spent by the generator. Linux with taskset(1)
+// (util-linux).
+
+const { execFileSync, spawnSync } = require('node:child_process')
+const { readdirSync, readFileSync } = require('node:fs')
+const os = require('node:os')
+
+const SERVER_CPU = '0'
+const LOAD_CPU = '1'
+
+// → why pinning cannot run here, or null.
+function pinningUnavailable () {
+  if (os.availableParallelism() < 2) return 'needs 2 CPUs'
+  if (spawnSync('taskset', ['-V']).error !== undefined) return 'needs taskset (util-linux)'
+  return null
+}
+
+// The process ids of `pid` and its descendants, from /proc.
+function treeOf (pid) {
+  const parents = new Map() // pid → its children
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    let stat
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+    } catch {
+      continue // gone meanwhile
+    }
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    if (!parents.has(ppid)) parents.set(ppid, [])
+    parents.get(ppid).push(Number(name))
+  }
+  const tree = [pid]
+  for (let i = 0; i < tree.length; i++) tree.push(...(parents.get(tree[i]) ?? []))
+  return tree
+}
+
+// Every thread of `pid` and of its descendants onto the server's CPU.
+function pinServer (pid) {
+  for (const each of treeOf(pid)) execFileSync('taskset', ['-a', '-p', '-c', SERVER_CPU, String(each)], { stdio: 'ignore' })
+}
+
+// [command, args] that run `command` on the load generator's CPU.
+function onLoadCpu (command, args) {
+  return ['taskset', ['-c', LOAD_CPU, command, ...args]]
+}
+
+module.exports = { onLoadCpu, pinServer, pinningUnavailable }
