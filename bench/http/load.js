@@ -9,9 +9,14 @@
 // cores with the server, and what each response costs it counts too.
 // With `script` (wrk only), wrk runs that Lua file, which picks each request's
 // path; `args` are passed to its init(). `pinned`: the generator runs on its own
-// CPU (./pin.js).
+// CPU (./pin.js). `pipeline`: that many requests in each write, as a
+// pipelining client sends them, the next write once all are answered (wrk
+// counts the responses); `script` may then set headers, not pick paths.
 
 const { execFile, spawnSync } = require('node:child_process')
+const { mkdtempSync, rmSync, writeFileSync } = require('node:fs')
+const { tmpdir } = require('node:os')
+const { join } = require('node:path')
 const { promisify } = require('node:util')
 const { endedChildrenCpuTime } = require('./cpu')
 const { onLoadCpu } = require('./pin')
@@ -29,9 +34,34 @@ function placed (command, args, pinned) {
   return pinned ? onLoadCpu(command, args) : [command, args]
 }
 
-async function withWrk (url, { threads = 1, connections, seconds, script, args = [], pinned = false }) {
-  const options = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '60s', ...(script ? ['-s', script] : [])]
-  const { stdout } = await run(...placed('wrk', [...options, url, ...(args.length ? ['--', ...args.map(String)] : [])], pinned), { maxBuffer: 1 << 20 })
+// A wrk script in `dir` that runs `script` (or none) and then sends `pipeline`
+// requests per write → its path.
+function pipelineScript (dir, script, pipeline) {
+  const file = join(dir, 'pipeline.lua')
+  writeFileSync(file, `${script ? `dofile([==[${script}]==])\n` : ''}local batch = nil
+request = function()
+  if batch == nil then batch = string.rep(wrk.format(), ${pipeline}) end
+  return batch
+end
+`)
+  return file
+}
+
+async function withWrk (url, { threads = 1, connections, seconds, script, args = [], pinned = false, pipeline = 1 }) {
+  const dir = pipeline > 1 ? mkdtempSync(join(tmpdir(), 'zcopy-pipeline-')) : null
+  try {
+    const lua = dir === null ? script : pipelineScript(dir, script, pipeline)
+    const options = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '60s', ...(lua ? ['-s', lua] : [])]
+    const { stdout } = await run(...placed('wrk', [...options, url, ...(args.length ? ['--', ...args.map(String)] : [])], pinned), { maxBuffer: 1 << 20 })
+    return wrkResult(stdout)
+  } finally {
+    if (dir !== null) rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+// wrk's report → the result; `requests` counts responses (each of a pipelined
+// write's too).
+function wrkResult (stdout) {
   const requests = Number(/(\d+) requests in/.exec(stdout)[1])
   const bytesRead = bytesOf(/requests in [\d.]+\w+, ([\d.]+)([KMGT]?B) read/.exec(stdout))
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1])
@@ -41,11 +71,12 @@ async function withWrk (url, { threads = 1, connections, seconds, script, args =
   return { tool: 'wrk', requests, requestsPerSecond: rps, bytesRead, errors: (bad ? Number(bad[1]) : 0) + socketErrors }
 }
 
-async function withAutocannon (url, { threads = 1, connections, seconds, script, pinned = false }) {
+async function withAutocannon (url, { threads = 1, connections, seconds, script, pinned = false, pipeline = 1 }) {
   if (script) throw new Error('a wrk Lua script needs wrk')
   const bin = require.resolve('autocannon/autocannon.js')
   const workers = threads > 1 ? ['-w', String(threads)] : []
-  const { stdout } = await run(...placed(process.execPath, [bin, '-j', ...workers, '-c', String(connections), '-d', String(seconds), url], pinned), { maxBuffer: 16 << 20 })
+  const pipelined = pipeline > 1 ? ['-p', String(pipeline)] : []
+  const { stdout } = await run(...placed(process.execPath, [bin, '-j', ...workers, ...pipelined, '-c', String(connections), '-d', String(seconds), url], pinned), { maxBuffer: 16 << 20 })
   const result = JSON.parse(stdout)
   return { tool: 'autocannon', requests: result.requests.total, requestsPerSecond: result.requests.average, bytesRead: null, errors: result.errors + result.non2xx }
 }

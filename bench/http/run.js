@@ -5,7 +5,7 @@
 //
 //   node bench/http/run.js [--seconds 5] [--rounds 3] [--cases 4k,64k,1m,100m,files-100,files-5000,files-5000-zipf,revalidate-4k,compressed]
 //                          [--sizes 4k,64k,1m,100m] [--connections 16] [--tls] [--no-memory] [--workers N]
-//                          [--servers 'zcopy serve,zcopy (node:http),nginx'] [--warm-up SECONDS] [--bytes] [--pin]
+//                          [--servers 'zcopy serve,zcopy (node:http),nginx'] [--warm-up SECONDS] [--bytes] [--pin] [--pipeline N]
 //
 // --cases: what is measured (default all; `sizes` and `files` name the groups).
 // The sizes are one file each; files-100 and files-5000 are that many 4 KiB files
@@ -62,6 +62,11 @@
 // CPU 0, the load generator on CPU 1 (pin.js), so that a server that needs less
 // CPU per request shows it in requests per second rather than leaving its
 // share to the generator; not with --workers.
+// --pipeline N: each connection writes N requests at once and the next N once
+// all are answered, as a pipelining client (TechEmpower's plaintext test, 16):
+// the load generator's cost per request falls, so on a small machine the
+// server rather than the generator sets the pace. One-file and revalidate
+// cases only (the many-files scripts pick each request's path).
 // Prints the machine, a markdown table of req/s (median, min–max over the rounds)
 // with ratios from the medians, one of the server's CPU time per request (Linux,
 // median round), one of the load generator's, then the memory check.
@@ -120,7 +125,8 @@ function options () {
         servers: { type: 'string' },
         'warm-up': { type: 'string' },
         bytes: { type: 'boolean', default: false },
-        pin: { type: 'boolean', default: false }
+        pin: { type: 'boolean', default: false },
+        pipeline: { type: 'string', default: '1' }
       }
     }))
     values.casesGiven = values.cases !== undefined
@@ -146,6 +152,9 @@ function options () {
       usage(`--connections takes whole numbers from ${workers ?? 1} (one per load thread) to 10000, not '${text}'`)
     }
   }
+  const pipeline = Number(values.pipeline)
+  if (!(Number.isInteger(pipeline) && pipeline >= 1 && pipeline <= 1000)) usage(`--pipeline takes a whole number from 1 to 1000, not '${values.pipeline}'`)
+  if (pipeline > 1 && values.cases.some((name) => isFileCase(name) || isCompressedCase(name))) usage('--pipeline runs the one-file and revalidate cases only')
   if (values.pin && workers !== null) usage('--pin runs without --workers (the server is pinned to one CPU)')
   if (values.pin && pinningUnavailable() !== null) usage(`--pin ${pinningUnavailable()}`)
   const compressed = values.cases.filter(isCompressedCase)
@@ -164,6 +173,7 @@ function options () {
     workers,
     servers: values.servers === undefined ? null : values.servers.split(',').map((name) => name.trim()),
     pinned: values.pin,
+    pipeline,
     unit: values.bytes ? BYTES : REQUESTS
   }
 }
@@ -230,14 +240,14 @@ function warmUpOf (target, warmUp) {
 
 // One measurement of `kind` on a case at a connection count: fresh server,
 // warm-up, then the load (one load thread per server worker).
-async function runOnce (kind, root, target, { seconds, warmUp, workers, connections, tls, unit, pinned }) {
+async function runOnce (kind, root, target, { seconds, warmUp, workers, connections, tls, unit, pinned, pipeline }) {
   const server = await start(kind, root, workers, tls, target)
   try {
     if (pinned) pinServer(server.pid)
     const url = `${tls ? 'https' : 'http'}://127.0.0.1:${server.port}${target.path ?? '/'}`
     // The revalidate case: this server's own validator, sent with every request.
     const { script, note } = target.revalidate ? await prepareRevalidation(url, join(root, 'revalidate.lua')) : { script: target.script, note: null }
-    const load = (duration) => measure(url, { threads: workers, connections, seconds: duration, script, args: [randomInt(1, 2 ** 31)], pinned })
+    const load = (duration) => measure(url, { threads: workers, connections, seconds: duration, script, args: [randomInt(1, 2 ** 31)], pinned, pipeline })
     // The compressed case: zcopy's variant made first (its first answer is the
     // file itself); what a browser gets is reported.
     const made = server.name === undefined ? null : await untilCompressed(server.name, server.port)
@@ -259,7 +269,7 @@ async function runOnce (kind, root, target, { seconds, warmUp, workers, connecti
 }
 
 async function main () {
-  const { cases: selected, casesGiven, seconds, rounds, warmUp, connections, tls, memory, workers, servers, pinned, unit } = options()
+  const { cases: selected, casesGiven, seconds, rounds, warmUp, connections, tls, memory, workers, servers, pinned, pipeline, unit } = options()
   const known = [...KINDS, ZCOPY_SERVE, ZCOPY_NODE, ...Object.keys(NATIVE)]
   const unknown = (servers ?? []).filter((name) => !known.includes(name))
   if (unknown.length) usage(`--servers: unknown ${unknown.map((n) => `'${n}'`).join(', ')}; known: ${known.join(', ')}`)
@@ -302,6 +312,7 @@ async function main () {
     `${warmUp === null && cases.some(isFileCase) ? ` (${FILE_CASE_WARM_UP_SECONDS}s for the many-files cases)` : ''}, ` +
     `${rounds} round${rounds > 1 ? 's' : ''}, a fresh server per run, the servers alternating` +
     `${pinned ? '; each server pinned to CPU 0, the load generator to CPU 1' : ''}` +
+    `${pipeline > 1 ? `; ${pipeline} requests pipelined per write` : ''}` +
     (plain ? missing : []).map((name) => `; ${name} ${name === 'Bun' ? `not there (${why.Bun})` : 'not installed'}: skipped`).join(''))
   if (cases.some(isRevalidateCase)) {
     console.log('revalidate-4k: the 4 KiB file with If-None-Match set to the ETag each server gave it (If-Modified-Since with ' +
@@ -331,7 +342,7 @@ async function main () {
     for (let round = 1; round <= rounds; round++) {
       for (const { name, connections: count, label } of columns) {
         for (const kind of kindsOf(name)) {
-          const result = await runOnce(kind, root, targets[name], { seconds, warmUp, workers: threads, connections: count, tls: certificate, unit, pinned })
+          const result = await runOnce(kind, root, targets[name], { seconds, warmUp, workers: threads, connections: count, tls: certificate, unit, pinned, pipeline })
           results[label][kind].push(result)
           const { rate, cpu, clientCpu, errors, body } = result
           console.log(`round ${round}/${rounds}  ${label.padEnd(labelWidth)}  ${kind.padEnd(kindWidth)}  ` +

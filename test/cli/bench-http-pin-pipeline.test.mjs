@@ -60,3 +60,22 @@ test.skipIf(!canPin)('--pin: the servers\' threads on CPU 0, wrk on CPU 1, said 
 test('--pin with --workers: one line, exit code 2', async () => {
   expectOneLineUsageError(await runCli(['--pin', '--workers', '2'], { cli: RUN }), '--pin runs without --workers (the server is pinned to one CPU)', 'bench/http/run.js')
 })
+
+// --pipeline N: wrk writes N requests at a time; the 304s are still checked
+// (a cell would say when a server's answer is not one).
+test.skipIf(!canPin)('--pipeline 4: the revalidations pipelined, said in the load line, every answer a 304', async () => {
+  const cli = startCli(['--pin', '--pipeline', '4', '--servers', 'zcopy serve,nginx', '--cases', 'revalidate-4k', '--seconds', '1', '--rounds', '1', '--no-memory'], { cli: RUN, env: { TMPDIR: tmpdir } })
+  const { code, stdout, stderr } = await cli.output()
+  expect(await groupGone(cli)).toBe(true)
+  expect(stderr).toBe('')
+  expect(code).toBe(0)
+  expect(stdout).toMatch(/; each server pinned to CPU 0, the load generator to CPU 1; 4 requests pipelined per write$/m)
+  expect(stdout).toMatch(/^\| zcopy ÷ nginx \| \d+\.\d\d× \|$/m)
+  expect(stdout).not.toMatch(/not 304|errors|\*$/m)
+  expect(fs.readdirSync(tmpdir)).toEqual([]) // the wrapper script removed with the rest
+}, 120_000)
+
+test('--pipeline that is no count, or with a many-files case: one line, exit code 2', async () => {
+  expectOneLineUsageError(await runCli(['--pipeline', '0', '--cases', '4k'], { cli: RUN }), "--pipeline takes a whole number from 1 to 1000, not '0'", 'bench/http/run.js')
+  expectOneLineUsageError(await runCli(['--pipeline', '8', '--cases', 'files-100'], { cli: RUN }), '--pipeline runs the one-file and revalidate cases only', 'bench/http/run.js')
+})
