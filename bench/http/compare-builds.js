@@ -86,7 +86,7 @@ function options () {
   if (threads > connections) usage() // wrk: every thread needs a connection
   const server = values.server
   if (server !== ZCOPY_SERVE && !(KINDS.includes(server) && server.startsWith('zcopy'))) usage()
-  if (values.http2 && (server !== ZCOPY_SERVE || isFileCase(cases[0]) || !h2loadInstalled)) usage()
+  if (values.http2 && (server !== ZCOPY_SERVE || isFileCase(cases[0]) || !h2loadInstalled())) usage()
   if (values.pin && (workers > 1 || pinningUnavailable() !== null)) usage()
   const protocol = values.http2 ? 'h2' : 'http/1.1'
   return { base: resolve(values.base), file: cases[0], connections, rounds, seconds, workers, threads, tls: values.tls || values.http2, protocol, streams, pinned: values.pin, server }

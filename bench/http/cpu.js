@@ -23,18 +23,19 @@ function statFields (pid) {
   return text.slice(text.lastIndexOf(')') + 2).split(' ')
 }
 
-// → { ppid, user, system } (seconds) of a live process, or null once it is gone.
+// → { pid, ppid, user, system } (seconds) of a live process, or null once it is gone.
 function processStat (pid) {
   const fields = statFields(pid)
   if (fields === null) return null
   return {
+    pid: Number(pid),
     ppid: Number(fields[1]),
     user: Number(fields[11]) / TICKS_PER_SECOND,
     system: Number(fields[12]) / TICKS_PER_SECOND
   }
 }
 
-// The live direct children of `pid` (nginx's workers).
+// The live direct children of `pid` (nginx's workers): their processStat()s.
 function childrenOf (pid) {
   const children = []
   for (const name of readdirSync('/proc')) {
@@ -77,4 +78,4 @@ function perRequest (before, after, requests) {
   }
 }
 
-module.exports = { cpuTime, endedChildrenCpuTime, perRequest }
+module.exports = { childrenOf, cpuTime, endedChildrenCpuTime, perRequest }

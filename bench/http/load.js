@@ -102,6 +102,9 @@ async function measure (url, options) {
   return { ...result, cpu }
 }
 
-const h2loadInstalled = spawnSync('h2load', ['--version']).error === undefined
+// Asked only by a run that loads over HTTP/2.
+function h2loadInstalled () {
+  return spawnSync('h2load', ['--version']).error === undefined
+}
 
 module.exports = { measure, loadTool: wrkInstalled ? 'wrk' : 'autocannon', wrkInstalled, h2loadInstalled }

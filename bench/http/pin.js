@@ -8,8 +8,8 @@
 // (util-linux).
 
 const { execFileSync, spawnSync } = require('node:child_process')
-const { readdirSync, readFileSync } = require('node:fs')
 const os = require('node:os')
+const { childrenOf } = require('./cpu')
 
 const SERVER_CPU = '0'
 const LOAD_CPU = '1'
@@ -21,23 +21,10 @@ function pinningUnavailable () {
   return null
 }
 
-// The process ids of `pid` and its descendants, from /proc.
+// The process ids of `pid` and its descendants.
 function treeOf (pid) {
-  const parents = new Map() // pid → its children
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    let stat
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-    } catch {
-      continue // gone meanwhile
-    }
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-    if (!parents.has(ppid)) parents.set(ppid, [])
-    parents.get(ppid).push(Number(name))
-  }
   const tree = [pid]
-  for (let i = 0; i < tree.length; i++) tree.push(...(parents.get(tree[i]) ?? []))
+  for (let i = 0; i < tree.length; i++) tree.push(...childrenOf(tree[i]).map((child) => child.pid))
   return tree
 }
 

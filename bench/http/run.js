@@ -156,7 +156,8 @@ function options () {
   if (!(Number.isInteger(pipeline) && pipeline >= 1 && pipeline <= 1000)) usage(`--pipeline takes a whole number from 1 to 1000, not '${values.pipeline}'`)
   if (pipeline > 1 && values.cases.some((name) => isFileCase(name) || isCompressedCase(name))) usage('--pipeline runs the one-file and revalidate cases only')
   if (values.pin && workers !== null) usage('--pin runs without --workers (the server is pinned to one CPU)')
-  if (values.pin && pinningUnavailable() !== null) usage(`--pin ${pinningUnavailable()}`)
+  const unpinnable = values.pin ? pinningUnavailable() : null
+  if (unpinnable !== null) usage(`--pin ${unpinnable}`)
   const compressed = values.cases.filter(isCompressedCase)
   if (values.casesGiven && compressed.length > 0 && (values.tls || workers !== null)) {
     usage('--cases compressed runs neither with --tls nor with --workers')
