@@ -1,6 +1,6 @@
 #include "lane_table.h"
 
-#include <cstdio>
+#include <cstdint>
 #include <utility>
 
 namespace zcopy {
@@ -8,11 +8,14 @@ namespace zcopy {
 namespace {
 
 void AppendSpan(std::string* key, const char* data, const HeadSpan& span) {
-  // A length-prefixed field: no byte of a value can be mistaken for a separator.
-  key->push_back(span.present ? '1' : '0');
-  char digits[24];
-  const int length = std::snprintf(digits, sizeof digits, "%u:", static_cast<unsigned>(span.length));
-  key->append(digits, static_cast<size_t>(length));
+  // A length-prefixed field: no byte of a value can be mistaken for a
+  // separator. The length in four bytes, not in digits: snprintf's six
+  // calls were half the lane's user-space instructions per request.
+  const auto length = static_cast<uint32_t>(span.length);
+  const char prefix[5] = {span.present ? '1' : '0', static_cast<char>(length & 0xff),
+                          static_cast<char>((length >> 8) & 0xff), static_cast<char>((length >> 16) & 0xff),
+                          static_cast<char>(length >> 24)};
+  key->append(prefix, sizeof prefix);
   if (span.present) key->append(data + span.offset, span.length);
 }
 
