@@ -64,11 +64,9 @@ struct LaneConnection {
   LaneConnection* prev = nullptr;
   LaneConnection* next = nullptr;
   std::string pending;  // bytes read and not consumed (a partial head, pipelined requests)
-  // The answer being written: first, while `answer` is set, its head and a
-  // body in memory straight from the row's bytes (one sendmsg); what of them
-  // the socket had no room for is copied to `out`, which goes from `out_done`;
-  // then the row's file.
-  RowPtr answer;
+  // The answer being written, once the socket took only part of its head
+  // and in-memory body (LaneCore::Flush): the rest in `out`, which goes from
+  // `out_done`; then the row's file.
   size_t out_base = 0;  // the bytes of the answer sent before `out`
   uint16_t status = 0;  // the answer's status code (the access log's)
   std::string out;
@@ -78,7 +76,6 @@ struct LaneConnection {
   int64_t file_offset = 0;
   int64_t file_end = 0;
   bool writing = false;
-  bool answer_body = false;  // the answer's body is the row's bytes in memory
   bool close_after = false;
   bool served = false;  // answered a request already (idle = keep-alive)
   bool handing_off = false;
@@ -108,6 +105,22 @@ struct LaneConnection {
   // The same of a lent answer's file range (0 when Node's answer has none).
   int64_t LentFileSent() const { return lent_file.Get() >= 0 ? FileSent() : 0; }
 };
+
+// An answer to one of a read's requests, waiting to go with the others in
+// one sendmsg (LaneCore::Gather, Flush): its head and, from memory, its body.
+struct GatheredAnswer {
+  RowPtr row;
+  const char* request = nullptr;  // its head's first byte, in the bytes being processed
+  const char* target = nullptr;   // its target's, for the access log
+  size_t target_length = 0;
+  uint64_t started_ns = 0;
+  uint8_t log_flags = 0;
+  bool body = false;  // the row's body goes (not a HEAD, not a 304)
+  bool close_after = false;
+};
+// Up to 16 answers a sendmsg, 6 iovecs each: 96 of IOV_MAX's 1024.
+constexpr int kGatherAnswers = 16;
+constexpr int kIovecsPerAnswer = 6;
 
 // One answer in the batch of access log records the lane hands JavaScript
 // (bin/lib/serve/lane-log.js reads them), followed by its target's bytes.
@@ -186,7 +199,11 @@ class LaneCore {
   int64_t head_timeout_ms = 0;  // Node's headersTimeout
   std::string keep_alive_line;  // "Keep-Alive: timeout=5\r\n", or empty
   char read_buffer[kReadBytes];
-  std::string key_scratch;          // each request's AnswerKey, its capacity kept
+  std::string key_scratch;  // each request's AnswerKey, its capacity kept
+  // The answers gathered from the bytes Process() is going through; always
+  // written (Flush) before it returns, and before any JavaScript is called.
+  GatheredAnswer gathered[kGatherAnswers];
+  int gathered_count = 0;
   InotifyQueue* inotify = nullptr;  // the loop's unread watch events, shared (pending_changes.h)
   time_t date_second = -1;
   std::string date_line;
@@ -444,49 +461,56 @@ class LaneCore {
   }
 
   // Parses and answers the requests in data[0, size). → whether to go on
-  // reading; whatever is not consumed is kept in conn->pending.
+  // reading; whatever is not consumed is kept in conn->pending. The answers
+  // to a read's pipelined requests go out together, by one sendmsg (as nginx
+  // writes a chain), up to one with a file body or one that closes.
   bool Process(LaneConnection* conn, const char* data, size_t size) {
-    while (size > 0) {
+    const char* const end = data + size;
+    while (data < end) {
+      const size_t left = static_cast<size_t>(end - data);
       RequestHead head;
-      const HeadResult result = ParseRequestHead(data, size, &head);
-      if (result == HeadResult::kIncomplete && size < kMaxRequestHeadBytes) {
-        conn->pending.assign(data, size);
+      const HeadResult result = ParseRequestHead(data, left, &head);
+      RowPtr row = result == HeadResult::kComplete ? Answerable(data, head) : nullptr;
+      const bool answered = row != nullptr;
+      if (answered) {
+        const GatheredAnswer& answer = Gather(conn, std::move(row), data, head);
+        data += head.length;
+        const bool last =
+            gathered_count == kGatherAnswers || answer.close_after || (answer.body && !answer.row->in_memory);
+        if (!last) continue;
+      }
+      // Anything else goes once the answers before it are written.
+      const Sent sent = Flush(conn, &data);
+      if (sent == Sent::kClosed) return false;
+      if (sent == Sent::kWaiting) {
+        conn->pending.assign(data, static_cast<size_t>(end - data));
+        return false;
+      }
+      if (answered) continue;  // (gathered, and written)
+      if (result == HeadResult::kIncomplete && left < kMaxRequestHeadBytes) {
+        conn->pending.assign(data, left);
         return true;
       }
       if (result != HeadResult::kComplete) {
-        HandOff(conn, data, size);
+        HandOff(conn, data, left);
         return false;
       }
-      RowPtr row = Answerable(data, head);
-      if (row == nullptr) {
-        // Node answers a request that closes the connection, and the bytes
-        // after it (a 400, as llhttp reads them), as it does on its own.
-        // Anything else is lent, ranges too: a lent answer's file range goes
-        // by the lane's sendfile (sendFile), so the connection stays here.
-        if (on_lend != nullptr && !(size > head.length && ClosesAfter(data, head))) {
-          Lend(conn, data, head.length, size);
-        } else {
-          HandOff(conn, data, size);
-        }
-        return false;
+      // Node answers a request that closes the connection, and the bytes
+      // after it (a 400, as llhttp reads them), as it does on its own.
+      // Anything else is lent, ranges too: a lent answer's file range goes
+      // by the lane's sendfile (sendFile), so the connection stays here.
+      if (on_lend != nullptr && !(left > head.length && ClosesAfter(data, head))) {
+        Lend(conn, data, head.length, left);
+      } else {
+        HandOff(conn, data, left);
       }
-      row->hit = true;
-      // Without a Content-Length (a 304), Node keeps no HTTP/1.0 connection.
-      const bool close_after = ClosesAfter(data, head) || stopping || (row->no_body && head.version_minor == 0);
-      if (on_log != nullptr) {
-        conn->log_target.assign(data + head.target.offset, head.target.length);
-        conn->started_ns = uv_hrtime();
-      }
-      StartAnswer(conn, row, head.method == RequestMethod::kHead, close_after);
-      data += head.length;
-      size -= head.length;
-      // The next pipelined request is parsed only once this answer is written.
-      const Sent sent = Write(conn);
-      if (sent == Sent::kClosed) return false;
-      if (sent == Sent::kWaiting) {
-        conn->pending.assign(data, size);
-        return false;
-      }
+      return false;
+    }
+    const Sent sent = Flush(conn, &data);
+    if (sent == Sent::kClosed) return false;
+    if (sent == Sent::kWaiting) {
+      conn->pending.assign(data, static_cast<size_t>(end - data));
+      return false;
     }
     conn->pending.clear();
     return true;
@@ -575,87 +599,141 @@ class LaneCore {
     return date_line;
   }
 
-  void StartAnswer(LaneConnection* conn, const RowPtr& row, bool head_only, bool close_after) {
-    const bool body = !head_only && !row->no_body;
-    conn->log_flags = head_only ? kLogHead : !body ? 0 : row->in_memory ? kLogFromMemory : kLogZeroCopy;
-    conn->log_flags = static_cast<uint8_t>(conn->log_flags | row->log_coding << kLogCodingShift);
-    conn->answer = row;
-    conn->answer_body = body && row->in_memory;
-    conn->status = StatusOf(row->head);
-    conn->out.clear();
-    conn->out_done = conn->out_base = conn->body_start = 0;
-    conn->row = body && !row->in_memory ? row : nullptr;
-    conn->file_start = conn->file_offset = row->file_offset;
-    conn->file_end = row->file_offset + row->file_size;
-    conn->close_after = close_after;
-    conn->writing = true;
+  // Adds the answer of `row` to the request at `request` to those waiting
+  // for Flush().
+  const GatheredAnswer& Gather(LaneConnection* conn, RowPtr row, const char* request, const RequestHead& head) {
+    row->hit = true;
+    const bool head_only = head.method == RequestMethod::kHead;
+    GatheredAnswer& answer = gathered[gathered_count++];
+    answer.request = request;
+    answer.body = !head_only && !row->no_body;
+    // Without a Content-Length (a 304), Node keeps no HTTP/1.0 connection.
+    answer.close_after = ClosesAfter(request, head) || stopping || (row->no_body && head.version_minor == 0);
+    answer.log_flags = head_only ? kLogHead : !answer.body ? 0 : row->in_memory ? kLogFromMemory : kLogZeroCopy;
+    answer.log_flags = static_cast<uint8_t>(answer.log_flags | row->log_coding << kLogCodingShift);
+    if (on_log != nullptr) {
+      answer.target = request + head.target.offset;
+      answer.target_length = head.target.length;
+      answer.started_ns = uv_hrtime();
+    }
+    answer.row = std::move(row);
     conn->served = true;
+    return answer;
   }
 
-  // The head of conn->answer, with Date, Connection and Keep-Alive as Node
-  // writes them, and a body in memory: one sendmsg from the row's own bytes
-  // and the lane's, with no copy unless the socket takes only part (the rest
-  // goes to `out`). → false when the connection closed on an error.
-  bool SendAnswerHead(LaneConnection* conn) {
+  enum class Sent { kDone, kWaiting, kClosed };
+
+  // Writes the gathered answers, each head with Date, Connection and
+  // Keep-Alive as Node writes them and a body in memory, by one sendmsg from
+  // the rows' own bytes and the lane's. The answers the socket took whole
+  // are done; the first it took only part of (or whose file is still to go)
+  // becomes the connection's answer, its rest copied to `out`, and the
+  // requests after it are parsed again once it is written: *resume moves
+  // back to the first of them. → kDone, kWaiting (for POLLOUT), or kClosed
+  // (an error, or the last answer closes the connection).
+  Sent Flush(LaneConnection* conn, const char** resume) {
+    if (gathered_count == 0) return Sent::kDone;
     static constexpr char kClose[] = "Connection: close\r\n";
     static constexpr char kKeepAlive[] = "Connection: keep-alive\r\n";
-    const AnswerRow& row = *conn->answer;
     const std::string& date = DateLine();
-    iovec iov[6];
+    iovec iov[kGatherAnswers * kIovecsPerAnswer];
+    int first_iov[kGatherAnswers + 1];
+    size_t ends[kGatherAnswers];         // where each answer's bytes end
+    size_t body_starts[kGatherAnswers];  // and where its body begins
     int count = 0;
     size_t total = 0;
-    const auto add = [&](const char* data, size_t size) {
+    const auto add = [&](const char* bytes, size_t size) {
       if (size == 0) return;
-      iov[count].iov_base = const_cast<char*>(data);
+      iov[count].iov_base = const_cast<char*>(bytes);
       iov[count].iov_len = size;
       count++;
       total += size;
     };
-    add(row.head.data(), row.head.size());
-    add(date.data(), date.size());
-    if (conn->close_after) {
-      add(kClose, sizeof kClose - 1);
-    } else {
-      add(kKeepAlive, sizeof kKeepAlive - 1);
-      add(keep_alive_line.data(), keep_alive_line.size());
+    for (int i = 0; i < gathered_count; i++) {
+      const GatheredAnswer& answer = gathered[i];
+      first_iov[i] = count;
+      add(answer.row->head.data(), answer.row->head.size());
+      add(date.data(), date.size());
+      if (answer.close_after) {
+        add(kClose, sizeof kClose - 1);
+      } else {
+        add(kKeepAlive, sizeof kKeepAlive - 1);
+        add(keep_alive_line.data(), keep_alive_line.size());
+      }
+      add("\r\n", 2);
+      body_starts[i] = total;
+      if (answer.body && answer.row->in_memory) add(answer.row->body.data(), answer.row->body.size());
+      ends[i] = total;
     }
-    add("\r\n", 2);
-    conn->body_start = total;
-    if (conn->answer_body) add(row.body.data(), row.body.size());
+    first_iov[gathered_count] = count;
+    const GatheredAnswer& last = gathered[gathered_count - 1];
+    const bool file_follows = last.body && !last.row->in_memory;
     msghdr message{};
     message.msg_iov = iov;
     message.msg_iovlen = static_cast<decltype(message.msg_iovlen)>(count);
     ssize_t n;
     do {
-      n = ::sendmsg(conn->fd.Get(), &message, conn->row != nullptr ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
+      n = ::sendmsg(conn->fd.Get(), &message, file_follows ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
     } while (n < 0 && errno == EINTR);
-    if (n < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        conn->answer = nullptr;
-        Close(conn);
-        return false;
-      }
-      n = 0;
+    const bool failed = n < 0 && errno != EAGAIN && errno != EWOULDBLOCK;
+    const size_t sent = n > 0 ? static_cast<size_t>(n) : 0;
+    if (sent > 0) conn->last_ms = NowMs(loop);  // progress: the send timeout starts again
+    int i = 0;
+    size_t start = 0;  // where answer i's bytes begin
+    for (; i < gathered_count && !failed && ends[i] <= sent && !(i == gathered_count - 1 && file_follows); i++) {
+      const GatheredAnswer& answer = gathered[i];
+      Log(answer.target, answer.target_length, answer.started_ns, static_cast<double>(ends[i] - body_starts[i]),
+          StatusOf(answer.row->head), answer.log_flags, kEndedComplete);
+      start = ends[i];
     }
-    if (n > 0) conn->last_ms = NowMs(loop);  // progress: the send timeout starts again
-    size_t skip = static_cast<size_t>(n);
-    for (int i = 0; i < count; i++) {  // the rest, if any, waits for room in `out`
-      const size_t length = iov[i].iov_len;
-      if (skip < length) conn->out.append(static_cast<const char*>(iov[i].iov_base) + skip, length - skip);
+    if (i == gathered_count) {
+      const bool close_after = last.close_after;
+      ReleaseGathered();
+      conn->last_ms = NowMs(loop);
+      conn->head_ms = conn->last_ms;  // a head read behind the answers is timed from now
+      if (!close_after) return Sent::kDone;
+      Linger(conn);
+      return Sent::kClosed;
+    }
+    // Answer i becomes the connection's, what the socket did not take of it
+    // in `out` (a copy, only when the socket is full).
+    const GatheredAnswer& answer = gathered[i];
+    conn->out.clear();
+    size_t skip = sent > start ? sent - start : 0;
+    for (int v = first_iov[i]; v < first_iov[i + 1]; v++) {
+      const size_t length = iov[v].iov_len;
+      if (skip < length) conn->out.append(static_cast<const char*>(iov[v].iov_base) + skip, length - skip);
       skip = skip < length ? 0 : skip - length;
     }
-    conn->out_base = static_cast<size_t>(n);
+    conn->out_base = sent > start ? sent - start : 0;
     conn->out_done = 0;
-    conn->answer = nullptr;
-    return true;
+    conn->body_start = body_starts[i] - start;
+    conn->status = StatusOf(answer.row->head);
+    conn->log_flags = answer.log_flags;
+    if (on_log != nullptr) conn->log_target.assign(answer.target, answer.target_length);
+    conn->started_ns = answer.started_ns;
+    conn->row = answer.body && !answer.row->in_memory ? answer.row : nullptr;
+    conn->file_start = conn->file_offset = answer.row->file_offset;
+    conn->file_end = answer.row->file_offset + answer.row->file_size;
+    conn->close_after = answer.close_after;
+    conn->writing = true;
+    if (i + 1 < gathered_count) *resume = gathered[i + 1].request;
+    ReleaseGathered();
+    if (failed) {
+      Close(conn);
+      return Sent::kClosed;
+    }
+    return Write(conn);
   }
 
-  enum class Sent { kDone, kWaiting, kClosed };
+  void ReleaseGathered() {
+    for (int i = 0; i < gathered_count; i++) gathered[i].row = nullptr;
+    gathered_count = 0;
+  }
 
   // Writes what is left of the answer: kDone, kWaiting (for POLLOUT), or
   // kClosed (an error, or the answer closes the connection).
   Sent Write(LaneConnection* conn) {
-    if (conn->answer != nullptr && !SendAnswerHead(conn)) return Sent::kClosed;
     while (conn->out_done < conn->out.size()) {
       ssize_t n = ::send(conn->fd.Get(), conn->out.data() + conn->out_done, conn->out.size() - conn->out_done,
                          conn->row != nullptr ? MSG_NOSIGNAL | MSG_MORE : MSG_NOSIGNAL);
@@ -1015,24 +1093,31 @@ class LaneCore {
   }
 
   // The access log's record of the answer on `conn`, ended (complete, or cut
-  // with what was written so far). JavaScript gets them once per loop turn.
+  // with what was written so far).
   void LogAnswer(LaneConnection* conn, uint8_t ended) {
+    const size_t sent = conn->out_base + conn->out_done;
+    const size_t from_memory = sent > conn->body_start ? sent - conn->body_start : 0;
+    Log(conn->log_target.data(), conn->log_target.size(), conn->started_ns,
+        static_cast<double>(from_memory) + static_cast<double>(conn->FileSent()), conn->status, conn->log_flags, ended);
+  }
+
+  // An access log record; JavaScript gets them once per loop turn.
+  void Log(const char* target, size_t target_length, uint64_t started_ns, double bytes, uint16_t status, uint8_t flags,
+           uint8_t ended) {
     if (on_log == nullptr) return;
     uv_timeval64_t now{};
     uv_gettimeofday(&now);
     LogRecord record{};
     record.time_ms = static_cast<double>(now.tv_sec) * 1000 + static_cast<double>(now.tv_usec) / 1000;
-    record.duration_ms = static_cast<double>(uv_hrtime() - conn->started_ns) / 1e6;
-    const size_t sent = conn->out_base + conn->out_done;
-    const size_t from_memory = sent > conn->body_start ? sent - conn->body_start : 0;
-    record.bytes = static_cast<double>(from_memory) + static_cast<double>(conn->FileSent());
-    record.status = conn->status;
-    record.flags = conn->log_flags;
+    record.duration_ms = static_cast<double>(uv_hrtime() - started_ns) / 1e6;
+    record.bytes = bytes;
+    record.status = status;
+    record.flags = flags;
     record.ended = ended;
-    record.target_length = static_cast<uint32_t>(conn->log_target.size());
+    record.target_length = static_cast<uint32_t>(target_length);
     if (log.empty() && !destroyed) uv_check_start(&log_check, OnLogCheck);
     log.append(reinterpret_cast<const char*>(&record), sizeof record);
-    log.append(conn->log_target);
+    log.append(target, target_length);
   }
 
   // The status code of a status line "HTTP/1.1 200 OK".
