@@ -6,6 +6,7 @@
 //   node bench/http/instructions.js [--servers 'zcopy (node:http),headers floor (6 × setHeader + res.end)']
 //                                   [--cases 4k,files-5000] [--requests 10000] [--warm-up 30000]
 //                                   [--connections 4] [--repeat 1] [--base DIR]
+//                                   [--http2 [--streams 10]]
 //
 // Why: on a shared 2-core VM a throughput ratio moves ±10 % between runs, while
 // the instructions a server executes per request repeat within 0.3–1.5 % (main
@@ -34,6 +35,11 @@
 // for the node:http, Express and Fastify kinds, through ZCOPY_BENCH_LIB; its
 // bin/zcopy.js for zcopy serve; its node_modules installed and its addon
 // built), as rows '… (base)', with a ratio of each zcopy row to its base.
+// --http2: 'zcopy serve' only, over TLS 1.3 and HTTP/2 (--ssl-cert with a
+// self-signed certificate, --http2), driven by a node:http2 client: each of
+// --connections sessions keeps --streams requests in flight (10, as
+// compare-builds.js --http2's h2load -m10); the figures then hold TLS's and
+// nghttp2's work beside zcopy's.
 // nginx is not measured: not a Node process (its worker is a child of the
 // master, outside a valgrind that does not trace children).
 //
@@ -60,6 +66,7 @@
 
 const { execFile, spawnSync } = require('node:child_process')
 const http = require('node:http')
+const http2 = require('node:http2')
 const { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } = require('node:fs')
 const { constants, tmpdir } = require('node:os')
 const { join, resolve } = require('node:path')
@@ -72,6 +79,7 @@ const { pathPicker } = require('./many-files')
 const { KINDS, startServer } = require('./server')
 const { withSpread } = require('./stats')
 const { row, header, LABELS, SHORT } = require('./table')
+const { makeCertificate } = require('./tls')
 const { startZcopyServe } = require('./zcopy-serve')
 
 const run = promisify(execFile)
@@ -106,7 +114,9 @@ function options () {
         'warm-up': { type: 'string', default: '30000' },
         connections: { type: 'string', default: '4' },
         repeat: { type: 'string', default: '1' },
-        base: { type: 'string' }
+        base: { type: 'string' },
+        http2: { type: 'boolean', default: false },
+        streams: { type: 'string' }
       }
     }))
     values.cases = selectCases({ cases: values.cases })
@@ -114,6 +124,9 @@ function options () {
     usage(err.message)
   }
   const servers = values.servers === undefined ? DEFAULT_SERVERS : values.servers.split(',').map((name) => name.trim()).filter(Boolean)
+  if (values.http2 && servers.some((name) => name !== ZCOPY_SERVE)) usage("--http2: 'zcopy serve' only (--servers 'zcopy serve')")
+  if (values.streams !== undefined && !values.http2) usage('--streams: with --http2 only')
+  if (values.streams === undefined) values.streams = '10'
   if (servers.includes('nginx')) usage("--servers: nginx is not measured here (not a Node process: its worker is the master's child, outside valgrind); the Node kinds and 'zcopy serve' are")
   const known = [...KINDS, ZCOPY_SERVE]
   const unknown = servers.filter((name) => !known.includes(name))
@@ -134,7 +147,9 @@ function options () {
     warmUp: count(values, 'warm-up', 0),
     connections: count(values, 'connections', 1),
     repeat: count(values, 'repeat', 1),
-    base
+    base,
+    http2: values.http2,
+    streams: count(values, 'streams', 1)
   }
 }
 
@@ -211,6 +226,45 @@ async function drive ({ port, requests, connections, next, sizeOf, signal }) {
   }
 }
 
+// The same over HTTP/2: `connections` sessions (new ones), each with
+// `streams` requests in flight.
+async function driveHttp2 ({ port, requests, connections, streams, next, sizeOf, signal }) {
+  const sessions = Array.from({ length: Math.min(connections, requests) }, () =>
+    http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false }))
+  const abort = () => { for (const session of sessions) session.destroy(signal.reason) }
+  signal.addEventListener('abort', abort, { once: true })
+  let sent = 0
+  const stream = async (session) => {
+    while (sent < requests) {
+      sent++
+      const path = next()
+      try {
+        await new Promise((resolve, reject) => {
+          const req = session.request({ ':path': path })
+          let status = 0
+          let bytes = 0
+          req.on('response', (headers) => { status = headers[':status'] })
+          req.on('data', (chunk) => { bytes += chunk.length })
+          req.on('error', reject)
+          req.on('end', () => {
+            if (status === 200 && bytes === sizeOf(path)) resolve()
+            else reject(new Error(`GET ${path}: ${status} with ${bytes} bytes, not 200 with ${sizeOf(path)}`))
+          })
+        })
+      } catch (err) {
+        sent = requests
+        throw err
+      }
+    }
+  }
+  try {
+    await Promise.all(sessions.flatMap((session) => Array.from({ length: streams }, () => stream(session))))
+  } finally {
+    signal.removeEventListener('abort', abort)
+    for (const session of sessions) session.close()
+  }
+}
+
 // The per-thread dumps of part 1 in `dir` → [{ thread, total, parser }], the
 // main thread first. Checked: its file is -01, callgrind calls it thread 1
 // (valgrind's first thread, which runs main()), and the HTTP parser (llhttp) ran
@@ -235,21 +289,22 @@ function readDumps (dir) {
   return dumps
 }
 
-// Starts `kind` (from this checkout, or from `base`) under `wrap`.
-function start (kind, base, root, wrap, signal) {
-  if (kind === ZCOPY_SERVE) return startZcopyServe(root, 1, { wrap, signal, ...(base && { cli: join(base, 'bin', 'zcopy.js') }) })
+// Starts `kind` (from this checkout, or from `base`) under `wrap`; `tls`:
+// zcopy serve's certificate ({ cert, key, http2 }) or null.
+function start ({ kind, base, root, wrap, signal, tls }) {
+  if (kind === ZCOPY_SERVE) return startZcopyServe(root, 1, { wrap, signal, tls, ...(base && { cli: join(base, 'bin', 'zcopy.js') }) })
   return startServer(kind, root, { wrap, signal, env: base ? { ZCOPY_BENCH_LIB: join(base, 'lib') } : {} })
 }
 
 // One measurement: a fresh server under callgrind, the warm-up, then the
 // counted requests → { main, all, threads } (instructions per request).
-async function measureOnce ({ kind, base, root, target, name, requests, warmUp, connections, work, signal }) {
+async function measureOnce ({ kind, base, root, target, name, requests, warmUp, connections, streams, tls, work, signal }) {
   rmSync(work, { recursive: true, force: true })
   mkdirSync(work)
   let server = null
   try {
     try {
-      server = await start(kind, base, root, callgrindPrefix(work), signal)
+      server = await start({ kind, base, root, wrap: callgrindPrefix(work), signal, tls })
     } catch (err) {
       if (!signal.aborted) err.message += valgrindLog(work)
       throw err
@@ -257,7 +312,7 @@ async function measureOnce ({ kind, base, root, target, name, requests, warmUp, 
     const sizes = new Map()
     const sizeOf = (path) => sizes.get(path) ?? sizes.set(path, statSync(join(root, path)).size).get(path)
     const next = isFileCase(name) ? pathPicker(name, SEED) : () => target.path
-    const load = (count) => drive({ port: server.port, requests: count, connections, next, sizeOf, signal })
+    const load = (count) => (tls === null ? drive : driveHttp2)({ port: server.port, requests: count, connections, streams, next, sizeOf, signal })
     await load(warmUp)
     await callgrindControl(server.pid, work, ['--instr=on'], signal)
     const started = process.hrtime.bigint()
@@ -329,7 +384,7 @@ function printTable (results, cases, rows, repeat) {
 }
 
 async function main (signal) {
-  const { servers, cases, requests, warmUp, connections, repeat, base } = options()
+  const { servers, cases, requests, warmUp, connections, repeat, base, http2: overHttp2, streams } = options()
   const valgrind = checkValgrind()
   delete process.env.ZCOPY_NATIVE // the addon is measured, never the pure-JS fallback
   const addons = {}
@@ -348,13 +403,14 @@ async function main (signal) {
   console.log(`# ${commandLine()}`)
   console.log(machineLine())
   console.log(`${valgrind} --tool=callgrind, user-space instructions only: ${requests.toLocaleString('en-US')} requests counted after ` +
-    `${warmUp.toLocaleString('en-US')} warm-up requests, ${connections} keep-alive connection${connections > 1 ? 's' : ''} (node:http client), ` +
+    `${warmUp.toLocaleString('en-US')} warm-up requests, ${connections} ${overHttp2 ? `HTTP/2 session${connections > 1 ? 's' : ''} over TLS 1.3, ${streams} stream${streams > 1 ? 's' : ''} each (node:http2 client)` : `keep-alive connection${connections > 1 ? 's' : ''} (node:http client)`}, ` +
     `a fresh server per measurement; baseline: ${short(rows[0])}`)
   for (const [side, addon] of Object.entries(addons)) console.log(`${side}: addon ${addon}`)
   const total = repeat * cases.length * rows.length
   console.log(`${total} measurement${total > 1 ? 's' : ''}, about ${Math.ceil(total * (5 + warmUp * 0.001 + requests * 0.003) / 60)} min\n`)
 
   const dir = mkdtempSync(join(tmpdir(), 'zcopy-instructions-'))
+  const tls = overHttp2 ? { ...makeCertificate(), http2: true } : null
   try {
     const root = join(dir, 'files')
     mkdirSync(root)
@@ -366,7 +422,7 @@ async function main (signal) {
       for (const name of cases) {
         for (const r of rows) {
           const result = await measureOnce({
-            kind: r.kind, base: r.base, root, target: targets[name], name, requests, warmUp, connections, work: join(dir, 'callgrind'), signal
+            kind: r.kind, base: r.base, root, target: targets[name], name, requests, warmUp, connections, streams, tls, work: join(dir, 'callgrind'), signal
           })
           results[name][r.key].push(result)
           console.log(`run ${round}/${repeat}  ${name.padEnd(caseWidth)}  ${r.key.padEnd(rowWidth)}  ` +
@@ -379,6 +435,7 @@ async function main (signal) {
     const runs = Object.values(results).flatMap((byRow) => Object.values(byRow).flat())
     if (!runs.every((run) => run.parserSeen)) console.log("\nnote: llhttp's functions were not named in the main thread's dump (a stripped node?): valgrind's thread 1 was taken as the main thread unchecked")
   } finally {
+    tls?.remove()
     rmSync(dir, { recursive: true, force: true })
   }
 }

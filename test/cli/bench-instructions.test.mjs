@@ -48,6 +48,20 @@ test.skipIf(!valgrind)('(needs valgrind) Node\'s floor and serveStatic: a table 
   expect(fs.readdirSync(tmpdir)).toEqual([]) // the served files, the dumps and vgdb's FIFOs removed
 }, 120_000)
 
+test.skipIf(!valgrind)('(needs valgrind) --http2: zcopy serve over TLS and HTTP/2, a node:http2 client, nothing left behind', async () => {
+  const cli = startCli(['--servers', 'zcopy serve', '--http2', '--streams', '3', '--cases', '4k', '--requests', '60', '--warm-up', '60'],
+    { cli: TOOL, env: { TMPDIR: tmpdir } })
+  const { code, stdout, stderr } = await cli.output()
+  expect(await groupGone(cli)).toBe(true)
+  expect(stderr).toBe('')
+  expect(code).toBe(0)
+  expect(stdout).toMatch(/, 4 HTTP\/2 sessions over TLS 1\.3, 3 streams each \(node:http2 client\), a fresh server per measurement; baseline: zcopy serve$/m)
+  const [main, all] = stdout.split('\n').find((line) => line.startsWith('| zcopy serve |')).split('|').slice(2, -1).map(Number)
+  expect(main).toBeGreaterThan(10)
+  expect(all).toBeGreaterThanOrEqual(main)
+  expect(fs.readdirSync(tmpdir)).toEqual([]) // the certificate's folder too
+}, 180_000)
+
 test.skipIf(!valgrind)('(needs valgrind) a server that fails to start: one line, exit code 1, nothing left behind', async () => {
   const base = path.join(tmpdir, 'base') // a checkout whose addon "loads" but whose lib/ throws
   fs.mkdirSync(path.join(base, 'lib'), { recursive: true })
@@ -91,7 +105,10 @@ test('bad options, nginx, a --base that cannot serve: one line, exit code 2, not
     [['--rounds', '3'], /^Unknown option '--rounds'/],
     [['--base', tmpdir, '--servers', FLOOR], /^--base: none of --servers is a zcopy kind/],
     [['--base', tmpdir, '--servers', 'zcopy serve'], /^--base \/.+: no bin\/zcopy\.js \(--base takes another zcopy checkout\)$/],
-    [['--base', tmpdir, '--servers', 'zcopy (Express)'], /^--base \/.+: no lib\/index\.js /]
+    [['--base', tmpdir, '--servers', 'zcopy (Express)'], /^--base \/.+: no lib\/index\.js /],
+    [['--http2', '--servers', 'zcopy serve,zcopy (node:http)'], /^--http2: 'zcopy serve' only/],
+    [['--streams', '4'], /^--streams: with --http2 only$/],
+    [['--http2', '--servers', 'zcopy serve', '--streams', '0'], /^--streams takes a whole number from 1, not '0'$/]
   ]
   for (const [args, pattern] of cases) {
     const { code, stdout, stderr } = await runCli(args, { cli: TOOL, env: { TMPDIR: tmpdir } })
