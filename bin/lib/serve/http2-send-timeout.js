@@ -33,6 +33,8 @@ const SETTINGS_ANSWER_BYTES = RECORD_BYTES + 9
 const MAX_CHECK_MS = 1000
 
 // Call on a fresh node:http2 server: → nothing. `timeoutMs` > 0.
+// What runs per stream is a Set's add and delete and one shared 'close'
+// listener; the session's check runs from its first stream to its close.
 function closeStalledSessions (server, timeoutMs) {
   const checkMs = Math.min(MAX_CHECK_MS, Math.max(1, Math.floor(timeoutMs / 4)))
   server.on('session', (session) => {
@@ -59,24 +61,26 @@ function closeStalledSessions (server, timeoutMs) {
         session.destroy()
       }
     }
+    function forget () { streams.delete(this) }
     session.on('ping', () => { answers += PING_ANSWER_BYTES })
     session.on('remoteSettings', () => { answers += SETTINGS_ANSWER_BYTES })
     session.on('stream', (stream) => {
-      streams.add(stream)
-      if (timer === null) {
+      if (streams.size === 0) {
+        // Nothing was waiting: the time without progress starts now.
         sentAt = session.socket.bytesWritten
         since = Date.now()
         answers = 0
+      }
+      streams.add(stream)
+      stream.on('close', forget)
+      if (timer === null) {
         timer = setInterval(check, checkMs)
         timer.unref()
       }
-      stream.once('close', () => {
-        streams.delete(stream)
-        if (streams.size === 0 && timer !== null) {
-          clearInterval(timer)
-          timer = null
-        }
-      })
+    })
+    session.once('close', () => {
+      clearInterval(timer)
+      streams.clear()
     })
   })
 }
