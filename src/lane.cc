@@ -466,27 +466,36 @@ class LaneCore {
   // writes a chain), up to one with a file body or one that closes.
   bool Process(LaneConnection* conn, const char* data, size_t size) {
     const char* const end = data + size;
-    while (data < end) {
+    for (;;) {
       const size_t left = static_cast<size_t>(end - data);
       RequestHead head;
-      const HeadResult result = ParseRequestHead(data, left, &head);
-      RowPtr row = result == HeadResult::kComplete ? Answerable(data, head) : nullptr;
-      const bool answered = row != nullptr;
-      if (answered) {
-        const GatheredAnswer& answer = Gather(conn, std::move(row), data, head);
-        data += head.length;
-        const bool last =
-            gathered_count == kGatherAnswers || answer.close_after || (answer.body && !answer.row->in_memory);
-        if (!last) continue;
+      HeadResult result = HeadResult::kIncomplete;
+      bool answered = false;
+      if (left > 0) {
+        result = ParseRequestHead(data, left, &head);
+        RowPtr row = result == HeadResult::kComplete ? Answerable(data, head) : nullptr;
+        if (row != nullptr) {
+          answered = true;
+          const GatheredAnswer& answer = Gather(conn, std::move(row), data, head);
+          data += head.length;
+          const bool last =
+              gathered_count == kGatherAnswers || answer.close_after || (answer.body && !answer.row->in_memory);
+          if (!last) continue;
+        }
       }
-      // Anything else goes once the answers before it are written.
+      // Anything else, and the end of the bytes, come once the answers
+      // gathered before them are written.
+      const char* const next = data;
       const Sent sent = Flush(conn, &data);
       if (sent == Sent::kClosed) return false;
       if (sent == Sent::kWaiting) {
         conn->pending.assign(data, static_cast<size_t>(end - data));
         return false;
       }
-      if (answered) continue;  // (gathered, and written)
+      // (A write the socket took in part moves `data` back to the first
+      // request whose answer did not go: parsed again.)
+      if (answered || data != next) continue;
+      if (left == 0) break;
       if (result == HeadResult::kIncomplete && left < kMaxRequestHeadBytes) {
         conn->pending.assign(data, left);
         return true;
@@ -504,12 +513,6 @@ class LaneCore {
       } else {
         HandOff(conn, data, left);
       }
-      return false;
-    }
-    const Sent sent = Flush(conn, &data);
-    if (sent == Sent::kClosed) return false;
-    if (sent == Sent::kWaiting) {
-      conn->pending.assign(data, static_cast<size_t>(end - data));
       return false;
     }
     conn->pending.clear();
