@@ -1,11 +1,14 @@
 // Child process for open-beneath.test.mjs: Workers terminated while their
 // openBeneath() calls are queued behind a busy thread pool (UV_THREADPOOL_SIZE=1,
-// its one thread held by a long pbkdf2). Node completes those jobs after the
-// Worker's JS is gone; the descriptors they opened must be closed by the addon.
+// its one thread held by a read of an empty FIFO until this process writes to
+// it, after terminate()). Node completes those jobs after the Worker's JS is
+// gone; the descriptors they opened must be closed by the addon. (A pbkdf2
+// calibrated to 800 ms held the pool before: a Worker that took longer to
+// start on a loaded machine found it free.)
 // Prints one JSON line: { leftOpen, workers, queuedBehindBusyPool }.
 'use strict'
 
-const crypto = require('node:crypto')
+const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -15,21 +18,16 @@ const WORKERS = 4
 const OPENS = 32
 const { fdTable, openedSince } = require('../../support/fd-table.cjs')
 
-// Iterations of pbkdf2-sha256 that take about `ms` on this machine.
-function calibrate (ms) {
-  crypto.pbkdf2Sync('x', 'y', 20000, 32, 'sha256') // warm-up
-  const start = process.hrtime.bigint()
-  crypto.pbkdf2Sync('x', 'y', 20000, 32, 'sha256')
-  const elapsed = Number(process.hrtime.bigint() - start) / 1e6
-  return Math.ceil(20000 * ms / Math.max(elapsed, 0.1))
-}
-
-// One pbkdf2 job on the pool's only thread; `state.busy` is true until it ends.
-function busyPool (iterations) {
-  const state = { busy: true }
+// A read of the empty FIFO `fifo` on the pool's only thread: it holds the
+// thread until release() writes a byte. `state.busy` is true until it ends.
+function busyPool (fifo) {
+  execFileSync('mkfifo', [fifo])
+  const fd = fs.openSync(fifo, fs.constants.O_RDWR) // (no wait for a writer)
+  const state = { busy: true, release: () => fs.writeSync(fd, 'x') }
   state.done = new Promise((resolve, reject) => {
-    crypto.pbkdf2('x', 'y', iterations, 32, 'sha256', (err) => {
+    fs.read(fd, Buffer.alloc(1), 0, 1, null, (err) => {
       state.busy = false
+      fs.closeSync(fd)
       if (err) reject(err)
       else resolve()
     })
@@ -41,7 +39,6 @@ async function main () {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-openb-'))
   fs.writeFileSync(path.join(dir, 'file.txt'), 'inside')
   const dirFd = fs.openSync(dir, 'r')
-  const iterations = calibrate(800)
   // A first Worker (taking no descriptor), so that what Node sets up once for
   // Workers is counted in both figures.
   const warmUp = new Worker('', { eval: true })
@@ -49,13 +46,17 @@ async function main () {
   const fdsBefore = fdTable()
   let queuedBehindBusyPool = 0
   for (let i = 0; i < WORKERS; i++) {
-    const pool = busyPool(iterations)
+    const pool = busyPool(path.join(dir, `fifo-${i}`))
     // trackUnmanagedFds: false, the descriptors come from the addon, not fs.open
     const worker = new Worker(__filename, { workerData: { dirFd }, trackUnmanagedFds: false })
     await new Promise((resolve) => worker.once('message', resolve)) // its opens are queued
     if (pool.busy) queuedBehindBusyPool++
-    await worker.terminate()
-    await pool.done
+    // Its teardown waits for its jobs, which wait for the pool: the pool is
+    // let go once the Worker's JS had time to stop.
+    const terminated = worker.terminate()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    pool.release()
+    await Promise.all([terminated, pool.done])
   }
   // The completions of the terminated Workers' jobs have run by now (Node waits
   // for them before a Worker's teardown ends); give the pool a moment anyway.
