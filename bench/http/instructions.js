@@ -187,7 +187,12 @@ async function callgrindControl (pid, dir, args, signal) {
   if (!/^\s*OK\.$/m.test(stdout)) throw new Error(`callgrind_control ${args.join(' ')} ${pid}: ${stdout.trim()}`)
 }
 
-// GET `path`, which must answer 200 with `size` bytes.
+// → null when an answer to GET `path` is a 200 of `size` bytes, else the error.
+function wrongAnswer (path, status, bytes, size) {
+  return status === 200 && bytes === size ? null : new Error(`GET ${path}: ${status} with ${bytes} bytes, not 200 with ${size}`)
+}
+
+// GET `path` over HTTP/1.1, which must answer 200 with `size` bytes.
 function get (agent, port, path, size, signal) {
   return new Promise((resolve, reject) => {
     http.get({ host: '127.0.0.1', port, path, agent, signal }, (res) => {
@@ -195,32 +200,56 @@ function get (agent, port, path, size, signal) {
       res.on('data', (chunk) => { bytes += chunk.length })
       res.on('error', reject)
       res.on('end', () => {
-        if (res.statusCode === 200 && bytes === size) resolve()
-        else reject(new Error(`GET ${path}: ${res.statusCode} with ${bytes} bytes, not 200 with ${size}`))
+        const error = wrongAnswer(path, res.statusCode, bytes, size)
+        if (error === null) resolve()
+        else reject(error)
       })
     }).on('error', reject)
   })
+}
+
+// The same as a stream of an HTTP/2 `session`.
+function getHttp2 (session, path, size) {
+  return new Promise((resolve, reject) => {
+    const req = session.request({ ':path': path })
+    let status = 0
+    let bytes = 0
+    req.on('response', (headers) => { status = headers[':status'] })
+    req.on('data', (chunk) => { bytes += chunk.length })
+    req.on('error', reject)
+    req.on('end', () => {
+      const error = wrongAnswer(path, status, bytes, size)
+      if (error === null) resolve()
+      else reject(error)
+    })
+  })
+}
+
+// `requests` requests, made by one loop per element of `lanes`, each loop one
+// request at a time (`one(lane, path)`, `next()` naming each path); the first
+// failure stops every loop.
+async function inLanes ({ requests, lanes, next, one }) {
+  let sent = 0
+  const loop = async (lane) => {
+    while (sent < requests) {
+      sent++
+      try {
+        await one(lane, next())
+      } catch (err) {
+        sent = requests // the other loops stop too
+        throw err
+      }
+    }
+  }
+  await Promise.all(lanes.map(loop))
 }
 
 // `requests` GETs over `connections` keep-alive connections (new ones), each
 // connection one request at a time; `next()` names each request's path.
 async function drive ({ port, requests, connections, next, sizeOf, signal }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections })
-  let sent = 0
-  const connection = async () => {
-    while (sent < requests) {
-      sent++
-      const path = next()
-      try {
-        await get(agent, port, path, sizeOf(path), signal)
-      } catch (err) {
-        sent = requests // the other connections stop too
-        throw err
-      }
-    }
-  }
   try {
-    await Promise.all(Array.from({ length: Math.min(connections, requests) }, connection))
+    await inLanes({ requests, lanes: Array(Math.min(connections, requests)).fill(agent), next, one: (lane, path) => get(lane, port, path, sizeOf(path), signal) })
   } finally {
     agent.destroy()
   }
@@ -233,32 +262,9 @@ async function driveHttp2 ({ port, requests, connections, streams, next, sizeOf,
     http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false }))
   const abort = () => { for (const session of sessions) session.destroy(signal.reason) }
   signal.addEventListener('abort', abort, { once: true })
-  let sent = 0
-  const stream = async (session) => {
-    while (sent < requests) {
-      sent++
-      const path = next()
-      try {
-        await new Promise((resolve, reject) => {
-          const req = session.request({ ':path': path })
-          let status = 0
-          let bytes = 0
-          req.on('response', (headers) => { status = headers[':status'] })
-          req.on('data', (chunk) => { bytes += chunk.length })
-          req.on('error', reject)
-          req.on('end', () => {
-            if (status === 200 && bytes === sizeOf(path)) resolve()
-            else reject(new Error(`GET ${path}: ${status} with ${bytes} bytes, not 200 with ${sizeOf(path)}`))
-          })
-        })
-      } catch (err) {
-        sent = requests
-        throw err
-      }
-    }
-  }
   try {
-    await Promise.all(sessions.flatMap((session) => Array.from({ length: streams }, () => stream(session))))
+    const lanes = sessions.flatMap((session) => Array(streams).fill(session))
+    await inLanes({ requests, lanes, next, one: (session, path) => getHttp2(session, path, sizeOf(path)) })
   } finally {
     signal.removeEventListener('abort', abort)
     for (const session of sessions) session.close()
