@@ -10,7 +10,7 @@ const addonCalls = require('./addon-calls')
 const { sendfile } = require('./sendfile')
 const { pipeFile, sendRange } = require('./pipe-file')
 const { createReadStream } = require('./read-stream')
-const { copy, PIECE_SIZE } = require('./copy')
+const { copy, PIECE_SIZE, Stop } = require('./copy')
 const { readAt, readAtSync, readRange } = require('./read-range')
 const { SEND_FILE, movesByZeroCopy, sendsFiles, socketFd, transportFd } = require('./destination')
 const { clientClosedError, invalidArgType, invalidArgValue, truncatedError } = require('./errors')
@@ -35,8 +35,10 @@ module.exports = {
   sendsFiles,
   clientClosedError,
   // for lib/http: a body copied through user space into a response, paced for
-  // a client that stops reading, and the size of the pieces it moves in
+  // a client that stops reading, what ends it early (a response's hangup is
+  // one), and the size of the pieces it moves in
   copy,
+  Stop,
   PIECE_SIZE,
   // for lib/http: a range of a descriptor read in pieces, the one fs.read loop
   // (a file body for a framework, content ETags, bodies kept in memory, the

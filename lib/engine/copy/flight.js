@@ -75,14 +75,14 @@ const SMALL_STEP = 1024
 
 class Flight {
   // `destination`: a Writable whose writes call back in order. `owner`: {
-  // resume(), batchDone(written) }. `signal`: aborted once nothing more is to
+  // resume(), batchDone(written) }. `stop`: stopped once nothing more is to
   // be written. `socketOf`: () → the connection's socket (null while it has
   // none yet), or null when no socket is to be looked at (a stream that is not
   // one connection's: HTTP/2's). `onStall`: () → true when it dealt with a
   // destination whose writes stopped calling back (it destroyed it), or null.
-  constructor (destination, { signal, socketOf, onStall }, owner) {
+  constructor (destination, { stop, socketOf, onStall }, owner) {
     this.destination = destination
-    this.signal = signal
+    this.stop = stop
     this.socketOf = socketOf
     this.onStall = onStall
     this.owner = owner
@@ -247,7 +247,7 @@ class Flight {
 
   // → true when every write so far called back (the window grown for `sent`,
   // the bytes written so far); false when some did not: the owner's resume()
-  // is called once they all did (not when the copy is aborted: the signal says so).
+  // is called once they all did (not when the copy is stopped: its stop says so).
   land (sent) {
     if (this.calledBack === this.writes) {
       this.grow(sent)
@@ -320,7 +320,7 @@ class Flight {
   // the batch once it is all written, or the client went away.
   writeNext () {
     const buffers = this.batch
-    while (this.batchWritten < this.batchBytes && this.batchNext < buffers.length && !this.signal.aborted) {
+    while (this.batchWritten < this.batchBytes && this.batchNext < buffers.length && !this.stop.stopped) {
       if (this.calledBack !== this.writes) return this.arm() // written() goes on
       const buffer = buffers[this.batchNext]
       const size = Math.min(buffer.length, this.batchBytes - this.batchWritten)

@@ -8,7 +8,7 @@
 // and sendRange's copies into a stream (stream-copy.js). It knows Writables and
 // sockets, never HTTP: the caller says what the destination is (its writes call
 // back or not, the connection's socket), ends it, and stops the copy with an
-// AbortSignal.
+// Stop (stop.js).
 //
 // How much is written when is its pacing's:
 // - where the destination's writes call back, in order, once their bytes went
@@ -70,7 +70,7 @@ const { truncatedError } = require('../errors')
 // One copy, handed to its destination under its pacing, a step at a time, each
 // step started from the callback of the last. `result` (once step() was
 // called) resolves with { bytes, complete } (the bytes handed to the
-// destination, and false when the signal aborted or the destination was
+// destination, and false when the stop came or the destination was
 // destroyed first), or rejects with a read error or a file shorter than the
 // range; never while a read is in flight.
 class Copy {
@@ -78,7 +78,7 @@ class Copy {
   constructor (destination, length, options) {
     this.destination = destination
     this.length = length
-    this.signal = options.signal
+    this.stop = options.stop
     this.onProgress = options.onProgress ?? null
     this.reported = 0
     this.result = new Promise((resolve, reject) => {
@@ -91,22 +91,22 @@ class Copy {
     this.flight = options.callsBack ? new Flight(destination, options, this) : new DrainPace(destination, options, this)
     this.step = this.step.bind(this)
     // What calls step() from another's callback (a write's, the pool's, the
-    // signal's) has it run once that callback returned, as an await did.
+    // stop's) has it run once that callback returned, as an await did.
     // Written to from inside a write callback, a Node 24 HTTP/2 stream
     // sometimes kept a write that never called back, and its session stayed
     // open after the client cut it (hang-up.test, 2 runs in 3 on 24.21).
     this.stepSoon = () => queueMicrotask(this.step)
-    this.signal.addEventListener('abort', this.stepSoon)
+    this.stop.watch(this.stepSoon)
   }
 
   // Goes on until it has to wait: for a read, for writes to call back, for
-  // the budget, for 'drain'. Whatever ends that wait calls it again (an abort
+  // the budget, for 'drain'. Whatever ends that wait calls it again (a stop
   // too).
   step () {
     if (this.ended || this.reading) return
     try {
       for (;;) {
-        if (this.signal.aborted || this.destination.destroyed === true) return this.end(null, false)
+        if (this.stop.stopped || this.destination.destroyed === true) return this.end(null, false)
         if (this.done >= this.length) {
           if (!this.flight.flushed()) return // resume() goes on
           this.report()
@@ -150,7 +150,7 @@ class Copy {
   end (err, complete) {
     this.ended = true
     this.flight.close()
-    this.signal.removeEventListener('abort', this.stepSoon)
+    this.stop.watch(null)
     pool.touch()
     if (err) this.reject(err)
     else this.resolve({ bytes: this.done, complete })
@@ -205,10 +205,10 @@ class FileCopy extends Copy {
     this.reading = false
     const pieces = this.pieces
     this.pieces = null
-    if (err || bytesRead === 0 || this.signal.aborted) {
+    if (err || bytesRead === 0 || this.stop.stopped) {
       for (const piece of pieces) pool.give(piece)
       if (err) return this.end(err)
-      if (bytesRead === 0 && !this.signal.aborted) return this.end(truncatedError(this.start + this.done, this.wanted))
+      if (bytesRead === 0 && !this.stop.stopped) return this.end(truncatedError(this.start + this.done, this.wanted))
       return this.step()
     }
     try {
@@ -235,7 +235,7 @@ class FileCopy extends Copy {
     const buffer = this.ownBuffer
     this.ownBuffer = null
     if (err) return this.end(err)
-    if (this.signal.aborted) return this.step()
+    if (this.stop.stopped) return this.step()
     if (filled === 0) return this.end(truncatedError(this.start + this.done, buffer.length))
     this.written(filled < buffer.length ? buffer.subarray(0, filled) : buffer)
   }
@@ -269,22 +269,22 @@ class SourceCopy extends FileCopy {
 
   send () {
     this.reading = true
-    this.reader.read(this.signal).then(this.onChunk, this.onFailure)
+    this.reader.read(this.stop.signal).then(this.onChunk, this.onFailure)
     return false
   }
 
   onChunk (chunk) {
     this.reading = false
-    if (this.signal.aborted) return this.step()
+    if (this.stop.stopped) return this.step()
     if (chunk !== null) return this.written(chunk)
     this.length = this.done
     this.step()
   }
 
-  // A read the signal cut short is no failure: the copy ends incomplete.
+  // A read the stop cut short is no failure: the copy ends incomplete.
   onFailure (err) {
     this.reading = false
-    if (this.signal.aborted) return this.step()
+    if (this.stop.stopped) return this.step()
     this.end(err)
   }
 }
@@ -336,8 +336,9 @@ function viewsOf (bytes, start, size) {
 // length } (a range of a regular file's descriptor, the caller's, left open),
 // { reader } (a non-regular source: stream-source.js's openReader()), or
 // { bytes } (a Buffer). `options`:
-// - signal: an AbortSignal; once it aborts nothing more is written, and the
-//   copy resolves incomplete;
+// - stop: a Stop (stop.js: `stopped`, watch()); once it stopped nothing more
+//   is written, and the copy resolves incomplete. A reader source takes its
+//   `signal`, which only an engine Stop has;
 // - callsBack: the destination's writes call back in order once their bytes
 //   went out: paced by a Flight, in the pool's pieces (`bytes` want it);
 //   otherwise by write()'s answer and 'drain', in chunks of `chunkSize`;
@@ -345,7 +346,7 @@ function viewsOf (bytes, start, size) {
 //   (drain-pace.js); onProgress(bytes): the bytes handed over so far, once
 //   there was room for them.
 // → Promise of { bytes, complete }: the bytes handed to the destination, and
-// false when the signal aborted or the destination was destroyed first. It
+// false when the stop came or the destination was destroyed first. It
 // neither ends nor destroys the destination. Rejects on a read error or a file
 // shorter than the range.
 function copy (source, destination, options) {

@@ -9,6 +9,7 @@
 const { abortError, prematureCloseError } = require('../errors')
 const { openReader } = require('../stream-source')
 const { copy } = require('./range-copy')
+const { Stop } = require('./stop')
 
 const CHUNK_SIZE = 256 * 1024
 
@@ -65,8 +66,8 @@ async function streamCopy (fd, start, length, destination, { signal, onProgress,
   if (destination.destroyed || destination.writableEnded) throw prematureCloseError()
   let failure = null
   // The copy stops on the caller's abort, the destination's error or close.
-  const stop = new AbortController()
-  const halt = () => stop.abort()
+  const stop = new Stop()
+  const halt = () => stop.stop()
   const onError = (err) => {
     if (failure === null) failure = err
     halt()
@@ -83,7 +84,7 @@ async function streamCopy (fd, start, length, destination, { signal, onProgress,
     if (length === null) reader = await openReader(fd)
     if (length !== 0) {
       const source = reader !== null ? { reader } : { fd, start, length }
-      ;({ bytes, complete } = await copy(source, destination, { signal: stop.signal, chunkSize: CHUNK_SIZE, flushes: true, onProgress }))
+      ;({ bytes, complete } = await copy(source, destination, { stop, chunkSize: CHUNK_SIZE, flushes: true, onProgress }))
     }
     if (failure !== null) throw failure
     if (!complete) throw signal && signal.aborted ? abortError(signal) : prematureCloseError()

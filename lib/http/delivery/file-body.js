@@ -56,7 +56,7 @@ class FileBody extends Readable {
     this.onClose = () => this.destroy()
     this.hangup = res.socket ? null : watchHangup(req, res)
     if (this.hangup === null) res.once('close', this.onClose)
-    else if (this.hangup.gone) process.nextTick(this.onClose)
+    else if (this.hangup.stopped) process.nextTick(this.onClose)
     else this.hangup.watch(this.onClose)
     this.once('end', () => this.finish({ bytes: this.bytesRead, zeroCopy: false, complete: true }))
   }

@@ -5,17 +5,18 @@
 // yet, and if the connection goes first it never gets a socket, a write callback
 // or a 'close'. The connection's 'close' covers it; on HTTP/2, the stream's.
 //
-// watchHangup(req, res) → a Hangup: `gone` turns true once, on the first of
-// those; `wait(subscribe)` races another event against it; `watch(callback)`
-// has it call back then; dispose() detaches.
+// watchHangup(req, res) → a Hangup, the engine's Stop for a response's body
+// (a copy ends on it): `stopped` turns true once, on the first of those;
+// `watch(callback)` has it call back then; `wait(subscribe)` races another
+// event against it; dispose() detaches.
 
 const { onClose } = require('../common')
+const { Stop } = require('../../engine')
 
-class Hangup {
+class Hangup extends Stop {
   constructor (req, res) {
-    this.gone = false
+    super()
     this.waiter = null
-    this.watcher = null
     this.res = res
     this.onClose = () => this.hangUp()
     // HTTP/2: the compat response closes with its stream; its socket is shared.
@@ -25,24 +26,18 @@ class Hangup {
     res.once('close', this.onClose)
     if (this.stream !== null) {
       this.stream.once('close', this.onClose)
-      if (this.stream.destroyed || this.stream.closed) this.gone = true
+      if (this.stream.destroyed || this.stream.closed) this.stop()
     } else if (this.socket) {
       this.hangups = onClose(this.socket, this.onClose)
-      if (this.socket.destroyed) this.gone = true
+      if (this.socket.destroyed) this.stop()
     }
-    if (res.destroyed) this.gone = true
+    if (res.destroyed) this.stop()
   }
 
   hangUp () {
-    if (this.gone) return
-    this.gone = true
+    if (this.stopped) return
     this.resume(false)
-    if (this.watcher !== null) this.watcher()
-  }
-
-  // Calls `callback` once, when the client goes (not when it is gone already).
-  watch (callback) {
-    this.watcher = callback
+    this.stop()
   }
 
   resume (value) {
@@ -54,7 +49,7 @@ class Hangup {
   // → Promise<boolean>: true once `subscribe(done)` calls done(), false if the
   // client goes first (or is gone already). One wait at a time.
   wait (subscribe) {
-    if (this.gone) return Promise.resolve(false)
+    if (this.stopped) return Promise.resolve(false)
     return new Promise((resolve) => {
       this.waiter = resolve
       subscribe(() => { if (this.waiter === resolve) this.resume(true) })
@@ -63,7 +58,7 @@ class Hangup {
 
   dispose () {
     this.waiter = null
-    this.watcher = null
+    this.watch(null)
     this.res.off('close', this.onClose)
     if (this.stream !== null) this.stream.off('close', this.onClose)
     if (this.hangups !== null) this.hangups.delete(this.onClose)

@@ -16,7 +16,7 @@
 // - an HTTP/1.x response's connection is its socket (the engine asks the
 //   kernel how much it takes), once it has one: a response queued behind a
 //   pipelined one has none yet. An HTTP/2 stream's flow control is its own;
-// - the client going away (hangup.js) aborts the copy; an HTTP/2 stream
+// - the client going away (hangup.js, the copy's Stop) stops the copy; an HTTP/2 stream
 //   closed under its body ends it when its writes stall (closedStream()).
 // Once the bytes went out the response is ended here.
 
@@ -29,14 +29,6 @@ const { copy } = require('../../engine')
 const CHUNK_SIZE = 64 * 1024
 
 const OWN_WRITES = new Set([http.ServerResponse.prototype.write, http2.Http2ServerResponse.prototype.write])
-
-// An AbortSignal that aborts once `hangup` says the client went away.
-function signalOf (hangup) {
-  const controller = new AbortController()
-  if (hangup.gone) controller.abort()
-  else hangup.watch(() => controller.abort())
-  return controller.signal
-}
 
 // An HTTP/2 stream closed under its body (the client's session went away
 // gracefully) waits to flush what it holds into a window that never opens;
@@ -55,19 +47,15 @@ function closedStream (res) {
 // away first (nothing more is written then).
 function copyIntoResponse (source, res, hangup, callsBack) {
   return copy(source, res, {
-    signal: signalOf(hangup),
+    stop: hangup,
     callsBack,
     chunkSize: CHUNK_SIZE,
     socketOf: res instanceof http.ServerResponse ? () => res.socket : null,
     onStall: res instanceof http2.Http2ServerResponse ? closedStream(res) : null
   }).then(({ bytes, complete }) => {
-    hangup.watch(null)
-    if (!complete || hangup.gone) return { bytes, complete: false }
+    if (!complete || hangup.stopped) return { bytes, complete: false }
     res.end()
     return { bytes, complete: true }
-  }, (err) => {
-    hangup.watch(null)
-    throw err
   })
 }
 
