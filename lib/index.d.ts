@@ -1,10 +1,12 @@
 /// <reference types="node" />
 import type { ReadStream, WriteStream } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http'
 import type { Server as NetServer, Socket } from 'node:net'
 import type { Writable } from 'node:stream'
 
 export * from './http/types'
+import type { ReplayableAnswer } from './http/types'
 
 /** True when the native addon is loaded and sendfile(2) (copy_file_range(2) file to file) is used; false on the pure-JS fallback. */
 export declare const zeroCopyAvailable: boolean
@@ -142,3 +144,76 @@ export interface ProtectServerOptions {
  * Call it right after creating the server. → the server.
  */
 export declare function protectServer<S extends NetServer> (server: S, options?: ProtectServerOptions): S
+
+/** An answer the native lane wrote itself (`NativeLaneOptions.onAnswer`), as an access log line needs it. */
+export interface NativeLaneAnswer {
+  /** When it ended, in ms since the epoch. */
+  time: number
+  method: 'GET' | 'HEAD'
+  /** The request target as sent (latin1, as `req.url`). */
+  target: string
+  status: number
+  /** Body bytes sent. */
+  bytes: number
+  /** Milliseconds from the request's head to the answer's end. */
+  ms: number
+  zeroCopy: boolean
+  fromMemory: boolean
+  /** Its Content-Encoding, or null. */
+  encoding: string | null
+  ended: 'complete' | 'aborted' | 'shutdown'
+}
+
+export interface NativeLaneOptions {
+  /** Hears each answer the lane wrote itself (the server's 'request' listeners never see those), in batches once per loop turn. */
+  onAnswer?: (answer: NativeLaneAnswer) => void
+}
+
+export interface NativeLaneAddress {
+  address: string
+  family: 'IPv4' | 'IPv6'
+  port: number
+}
+
+export interface NativeLane {
+  /**
+   * serveStatic's `onReplayable`: the answers it hears (and that are for
+   * everyone: no Authorization in the request, no Set-Cookie, no
+   * `Cache-Control: private` or `no-store`, no Vary but Accept-Encoding) the
+   * lane replays to the same requests until the file changes or the cache
+   * drops it. Pass it only to a serveStatic whose answers depend on nothing
+   * but the request's method, target, Host, Accept-Encoding, conditions and
+   * Range (no middleware before it that decides by cookie, user or origin).
+   */
+  offer: (req: IncomingMessage, res: ServerResponse, answer: ReplayableAnswer) => void
+  /** Binds and listens instead of `server.listen()` (host: default 'localhost', resolved as Node does). */
+  listen (port?: number, host?: string): Promise<NativeLaneAddress>
+  /** `{ port, host }`, or `{ fd, host }`: accept from a listening socket this process was given. */
+  listen (where: { port?: number, host?: string, fd?: number }): Promise<NativeLaneAddress>
+  /**
+   * No more connections; idle ones close at once, answers in flight get up to
+   * `timeoutMs` (default: until done; the server's timeouts bound them), then
+   * every connection is cut. Connections the lane handed to the server are
+   * the server's to close (`server.close()`, `server.closeAllConnections()`).
+   */
+  close (timeoutMs?: number): Promise<void>
+  /** Once close() began: the answers the lane is still writing itself. */
+  answersInFlight (): number
+}
+
+/**
+ * Puts zcopy's native lane in front of a node:http server (plain HTTP/1.1;
+ * Express, Koa and any handler behind it): the lane owns the listening socket
+ * and reads each connection one request at a time, as nginx does, so a client
+ * that pipelines requests holds one request's memory, not one per request
+ * sent. It answers in C the requests it was offered answers for
+ * (`lane.offer` as serveStatic's `onReplayable`); it lends every other
+ * GET or HEAD to the server through a twin of the connection
+ * (`req.socket`: remoteAddress, remotePort, localAddress, localPort,
+ * address(); setTimeout, setNoDelay and setKeepAlive do nothing) and hands
+ * the server, for good, a connection whose request has a body, an upgrade
+ * or a head it does not read. Call `lane.listen()` instead of
+ * `server.listen()`. Throws `ERR_ZCOPY_NO_ADDON` where the native addon did
+ * not load, a TypeError for anything but a node:http Server.
+ */
+export declare function nativeLane (server: HttpServer, options?: NativeLaneOptions): NativeLane

@@ -1,10 +1,12 @@
 'use strict'
 
-// The package's public API: the engine's and the HTTP layer's, each through its
-// own index (lib/engine/, lib/http/); docs/internals.md has the module map.
+// The package's public API: the engine's, the HTTP layer's and the native
+// lane's, each through its own index (lib/engine/, lib/http/, lib/lane/);
+// docs/internals.md has the module map.
 
 const { zeroCopyAvailable, loadError, sendfile, pipeFile, createReadStream } = require('./engine')
 const { sendFile, serveStatic, protectServer, HttpError, isHttpError } = require('./http')
+const { nativeLane } = require('./lane')
 
 module.exports = {
   zeroCopyAvailable,
@@ -15,6 +17,7 @@ module.exports = {
   sendFile,
   serveStatic,
   protectServer,
+  nativeLane,
   HttpError,
   isHttpError
 }

@@ -169,7 +169,7 @@ class LaneCore {
   std::string log;            // LogRecords not yet handed to JavaScript
   uv_check_t log_check;       // hands them over once per loop turn
   // Lending (optional: without on_lend every request the lane does not answer
-  // hands its connection off): onLend(id, bytes, address, port, family),
+  // hands its connection off): onLend(id, bytes, ends),
   // onWritten(id, fileBytes, fileShort), onGone(id, fileBytes, fileShort):
   // how much of a lent file range went, and whether the file ended before it.
   napi_ref on_lend = nullptr;
@@ -1005,42 +1005,63 @@ class LaneCore {
     Process(conn, bytes.data(), bytes.size());
   }
 
-  // callback(id) or, with data, callback(id, bytes, address, port, family):
-  // the peer's address for the twin (the access log's).
+  // One end of a connection (getpeername or getsockname): its address as
+  // text, its port and family ("IPv4", "IPv6"; "" and 0 when unknown).
+  struct EndPoint {
+    char address[INET6_ADDRSTRLEN] = "";
+    int port = 0;
+    const char* family = "";
+  };
+  static EndPoint EndOf(int fd, int (*get)(int, sockaddr*, socklen_t*)) {
+    EndPoint end;
+    sockaddr_storage storage{};
+    socklen_t length = sizeof storage;
+    if (get(fd, reinterpret_cast<sockaddr*>(&storage), &length) != 0) return end;
+    if (storage.ss_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&storage);
+      ::inet_ntop(AF_INET6, &in6->sin6_addr, end.address, sizeof end.address);
+      end.port = ntohs(in6->sin6_port);
+      end.family = "IPv6";
+    } else if (storage.ss_family == AF_INET) {
+      const auto* in4 = reinterpret_cast<const sockaddr_in*>(&storage);
+      ::inet_ntop(AF_INET, &in4->sin_addr, end.address, sizeof end.address);
+      end.port = ntohs(in4->sin_port);
+      end.family = "IPv4";
+    }
+    return end;
+  }
+
+  // Sets ends.<prefix>Address, <prefix>Port and <prefix>Family from `end`.
+  bool SetEnd(napi_value ends, const EndPoint& end, const char* address, const char* port, const char* family) {
+    napi_value value = nullptr;
+    return napi_create_string_latin1(env, end.address, NAPI_AUTO_LENGTH, &value) == napi_ok &&
+           napi_set_named_property(env, ends, address, value) == napi_ok &&
+           napi_create_int32(env, end.port, &value) == napi_ok &&
+           napi_set_named_property(env, ends, port, value) == napi_ok &&
+           napi_create_string_latin1(env, end.family, NAPI_AUTO_LENGTH, &value) == napi_ok &&
+           napi_set_named_property(env, ends, family, value) == napi_ok;
+  }
+
+  // callback(id) or, with data, callback(id, bytes, ends): both ends of the
+  // connection for the twin ({ remoteAddress, remotePort, remoteFamily,
+  // localAddress, localPort, localFamily }: the access log's, and what an app
+  // reads of req.socket).
   void CallLent(napi_ref ref, LaneConnection* conn, const char* data, size_t size) {
     napi_handle_scope scope = nullptr;
     if (ref == nullptr || napi_open_handle_scope(env, &scope) != napi_ok) return;
     napi_value callback = nullptr;
     napi_value resource = nullptr;
-    napi_value argv[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+    napi_value argv[3] = {nullptr, nullptr, nullptr};
     size_t argc = 1;
     bool ok = napi_get_reference_value(env, ref, &callback) == napi_ok && callback != nullptr &&
               napi_create_object(env, &resource) == napi_ok && napi_create_uint32(env, conn->id, &argv[0]) == napi_ok;
     if (ok && data != nullptr) {
-      argc = 5;
+      argc = 3;
       void* copy = nullptr;
-      sockaddr_storage peer{};
-      socklen_t peer_length = sizeof peer;
-      char address[INET6_ADDRSTRLEN] = "";
-      int port = 0;
-      const char* family = "";
-      if (::getpeername(conn->fd.Get(), reinterpret_cast<sockaddr*>(&peer), &peer_length) == 0) {
-        if (peer.ss_family == AF_INET6) {
-          const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&peer);
-          ::inet_ntop(AF_INET6, &in6->sin6_addr, address, sizeof address);
-          port = ntohs(in6->sin6_port);
-          family = "IPv6";
-        } else if (peer.ss_family == AF_INET) {
-          const auto* in4 = reinterpret_cast<const sockaddr_in*>(&peer);
-          ::inet_ntop(AF_INET, &in4->sin_addr, address, sizeof address);
-          port = ntohs(in4->sin_port);
-          family = "IPv4";
-        }
-      }
       ok = napi_create_buffer_copy(env, size, data, &copy, &argv[1]) == napi_ok &&
-           napi_create_string_latin1(env, address, NAPI_AUTO_LENGTH, &argv[2]) == napi_ok &&
-           napi_create_int32(env, port, &argv[3]) == napi_ok &&
-           napi_create_string_latin1(env, family, NAPI_AUTO_LENGTH, &argv[4]) == napi_ok;
+           napi_create_object(env, &argv[2]) == napi_ok &&
+           SetEnd(argv[2], EndOf(conn->fd.Get(), ::getpeername), "remoteAddress", "remotePort", "remoteFamily") &&
+           SetEnd(argv[2], EndOf(conn->fd.Get(), ::getsockname), "localAddress", "localPort", "localFamily");
     }
     if (ok && data == nullptr) {
       // onWritten and onGone: how much of a lent file's range went (what a

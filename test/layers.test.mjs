@@ -14,15 +14,17 @@ const root = new URL('..', import.meta.url).pathname
 const HTTP_FOLDERS = ['common', 'target', 'files', 'representation', 'delivery', 'compress', 'protect', 'serving'].map((name) => `lib/http/${name}`)
 // lib/engine's folders: the copy through user space (lib/engine/copy).
 const ENGINE_FOLDERS = ['lib/engine/copy']
-const LAYERS = ['lib/engine', ...ENGINE_FOLDERS, 'lib/http', ...HTTP_FOLDERS]
+const LAYERS = ['lib/engine', ...ENGINE_FOLDERS, 'lib/http', ...HTTP_FOLDERS, 'lib/lane']
 // lib/http's entry points (its door, the serving and protect folders): what
 // the other folders serve, never what they import.
 const HTTP_ENTRY_POINTS = ['lib/http/index.js', 'lib/http/serving', 'lib/http/protect']
 
 // Where each folder may not reach (beyond a layer's files, checked for all).
 const NEVER = {
-  'lib/engine': ['lib/http', 'lib/adapters', 'lib/index.js', 'bin', 'tools', 'bench'],
-  'lib/http': ['lib/adapters', 'lib/index.js', 'bin', 'tools', 'bench'],
+  'lib/engine': ['lib/http', 'lib/lane', 'lib/adapters', 'lib/index.js', 'bin', 'tools', 'bench'],
+  'lib/http': ['lib/lane', 'lib/adapters', 'lib/index.js', 'bin', 'tools', 'bench'],
+  // The lane in front of a server: below the public index, beside the adapters.
+  'lib/lane': ['lib/adapters', 'lib/index.js', 'bin', 'tools', 'bench'],
   'lib/adapters': ['bin', 'tools', 'bench'],
   tools: ['bin', 'bench'],
   bin: ['bench'],

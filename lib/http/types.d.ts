@@ -74,7 +74,18 @@ export interface FileResponseOptions {
    * a file the answer was made of, or the variant goes) and `used` (counts a
    * replay as a use of those files; returns the body kept in memory, if any).
    */
-  onReplayable?: (req: IncomingMessage, res: ServerResponse, answer: { fd: number | null, stat: Stats | null, bytes: Buffer | null, range: { start: number, end: number } | null, source: { fd: number, stat: Stats } | null, whenDropped: (listener: () => void) => void, used: () => Buffer | null }) => void
+  onReplayable?: (req: IncomingMessage, res: ServerResponse, answer: ReplayableAnswer) => void
+}
+
+/** What serveStatic's `onReplayable` hears of an answer (see there). */
+export interface ReplayableAnswer {
+  fd: number | null
+  stat: Stats | null
+  bytes: Buffer | null
+  range: { start: number, end: number } | null
+  source: { fd: number, stat: Stats } | null
+  whenDropped: (listener: () => void) => void
+  used: () => Buffer | null
 }
 
 /** The `compress` option's settings (each optional). */

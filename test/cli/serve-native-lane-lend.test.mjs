@@ -1,6 +1,6 @@
 // zcopy serve --native-lane lends a request it parsed whole but cannot answer
 // (a miss, a 404, a listing, a conditional request) to Node's server
-// alone, through a twin socket (bin/lib/serve/lane-twin.js), writes Node's
+// alone, through a twin socket (lib/lane/twin.js), writes Node's
 // answer itself and then reads the connection's next request: a keep-alive
 // connection that misses once stays with the lane. Real sockets, real
 // `zcopy serve` child processes and, for where an answer came from, a lane
@@ -19,7 +19,7 @@ import { makeRoot, startServe } from './serve-helpers.mjs'
 import { exchange, portOf, withoutDate } from './raw-exchange.mjs'
 
 const require = createRequire(import.meta.url)
-const { createNativeLane } = require('../../bin/lib/serve/native-lane.js')
+const { nativeLane: createLane } = require('../../lib/lane/index.js')
 const { serveStatic } = require('../../lib/http')
 
 const huge = Buffer.alloc(16 * 1024 * 1024, 'h')
@@ -173,8 +173,8 @@ describe('zcopy serve --native-lane: a request lent to Node', () => {
 // server whose handler counts the requests it sees. `special(req, res)`
 // answers some paths itself (→ true); the rest go to serveStatic, or a 404.
 async function laneInProcess (special = () => false, { timeoutMs = 0, onSent } = {}) {
-  const nativeLane = createNativeLane()
-  const serve = serveStatic(root, { onReplayable: nativeLane.offer, onSent })
+  let lane = null
+  const serve = serveStatic(root, { onReplayable: (req, res, replay) => lane.offer(req, res, replay), onSent })
   const seen = { count: 0 }
   const server = http.createServer((req, res) => {
     seen.count++
@@ -184,14 +184,14 @@ async function laneInProcess (special = () => false, { timeoutMs = 0, onSent } =
       res.end('not here\n')
     })
   })
-  server.timeout = timeoutMs // the lane's --timeout (native-lane.js reads it)
-  nativeLane.handTo(server)
-  const { port } = await nativeLane.listen(0, '127.0.0.1')
+  server.timeout = timeoutMs // the lane's idle timeout (lib/lane reads it)
+  lane = createLane(server)
+  const { port } = await lane.listen(0, '127.0.0.1')
   return {
     port,
     seen,
     async stop () {
-      await nativeLane.stop(1000)
+      await lane.close(1000)
       await serve.close()
     }
   }

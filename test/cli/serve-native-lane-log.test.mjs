@@ -147,7 +147,7 @@ describe('zcopy serve --native-lane: the access log', () => {
       expect(code).toBe(0)
       expect(stdout).toMatch(/^zcopy: stopping; waiting up to 10 s for 1 response in flight /m)
       const lines = stdout.split('\n').filter((line) => /^GET \//.test(line)).map(textWithoutTimes)
-      // The first two are Node's, to requests the lane lent it (lane-twin.js:
+      // The first two are Node's, to requests the lane lent it (lib/lane/twin.js:
       // their bodies go by the lane's sendfile, zero-copy too).
       expect(lines).toEqual([
         'GET /huge.bin 200 16777216 B - ms zero-copy',
@@ -251,7 +251,7 @@ describe('zcopy serve --native-lane: a head that takes too long', () => {
 })
 
 // `zcopy doctor` says whether the lane can run here, and if not why: what
-// zcopy serve --native-lane itself says (native-lane.js, laneRefusal).
+// zcopy serve --native-lane itself says (lane-refusal.js).
 describe('zcopy doctor: the native lane', () => {
   test('a line, and nativeLane in --json; off without the addon', async () => {
     const [text, json, without] = await Promise.all([

@@ -11,7 +11,7 @@ const { buildTools } = require('./build-tools')
 const { probeFeatures } = require('./features')
 const { selfTest } = require('./self-test')
 const { adviceFor } = require('./advice')
-const { laneRefusal } = require('../serve/native-lane')
+const { laneRefusal } = require('../serve/lane-refusal')
 
 // Whether zcopy serve's native lane (on by default) can run here: what serve's own check
 // says of a plain HTTP server in one process (TLS and HTTP/2 turn it off

@@ -5,9 +5,9 @@
 const { createApp } = require('./app')
 const { watchCrowds } = require('./crowd-memory')
 const { listenPort } = require('./listen-port')
-const { createNativeLane } = require('./native-lane')
 const { createRequestLog, useColour } = require('./request-log')
 const { createServer } = require('./server')
+const { inheritedListener } = require('./shared-listener')
 const { trackConnections } = require('./shutdown')
 
 // How long a stop waits, after the drain, for the app to close its descriptors
@@ -23,23 +23,24 @@ function createInstance ({ zcopy, root, config, write }) {
     format: config.quiet ? 'none' : config.log,
     colour: config.log === 'text' && useColour()
   })
-  // config.nativeLane: checked by the command (native-lane.js, laneRefusal).
+  // config.nativeLane: checked by the command (lane-refusal.js). The lane
+  // (zcopy.nativeLane) is made once the server is; serveStatic's offers go to it.
   // With --cors an answer depends on Origin too: nothing is replayed.
-  const lane = config.nativeLane ? createNativeLane(log.logLaneAnswer) : null
+  let lane = null
   const app = createApp(zcopy, root, config, {
     onRequest: log.logRequest,
     onSent: log.onSent,
-    onReplayable: lane === null || config.cors ? null : lane.offer
+    onReplayable: !config.nativeLane || config.cors ? null : (req, res, replay) => lane.offer(req, res, replay)
   })
   const server = createServer(config, app.handle, zcopy.protectServer)
-  if (lane !== null) lane.handTo(server)
+  if (config.nativeLane) lane = zcopy.nativeLane(server, log.logLaneAnswer === null ? {} : { onAnswer: log.logLaneAnswer })
   const drain = trackConnections(server)
   watchCrowds(server)
   return {
     server,
     // → Promise of the address listened on (listen-port.js): by the server, or
     // by the native lane, which then hands Node the connections it does not answer.
-    listen: (say) => lane === null ? listenPort(server, config, say) : listenPort(server, config, say, lane.listen),
+    listen: (say) => lane === null ? listenPort(server, config, say) : listenPort(server, config, say, laneListen(lane)),
     // With compression: the promise of where its variants go (app.js).
     variantsFolder: app.variantsFolder,
     // What stop() waits for, once it has begun (see shutdown.js): the lane's
@@ -51,11 +52,18 @@ function createInstance ({ zcopy, root, config, write }) {
     async stop () {
       log.stopping()
       const timeoutMs = config.shutdownTimeout * 1000
-      await Promise.all([drain(timeoutMs), lane === null ? null : lane.stop(timeoutMs)])
+      await Promise.all([drain(timeoutMs), lane === null ? null : lane.close(timeoutMs)])
       await log.flush() // the lines of the responses the drain cut
       await within(app.close(), CLOSE_MS) // also removes the compressed variants' folder
     }
   }
+}
+
+// How the lane listens: a --workers worker accepts from the socket its
+// primary listens on (shared-listener.js).
+function laneListen (lane) {
+  const shared = inheritedListener()
+  return (port, host) => shared === null ? lane.listen(port, host) : lane.listen({ fd: shared, host })
 }
 
 // → Promise settled as `promise` is, or resolved after `ms`, whichever is first.

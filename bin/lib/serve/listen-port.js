@@ -36,7 +36,7 @@ function portTakenLine (asked, used) {
 
 // → server.address(). `say` tells about the fallback. `listenOn(port, host)`
 // → Promise of the address: by default the server's own listen; the native
-// lane's (native-lane.js) takes the listening socket instead.
+// lane's (lib/lane) takes the listening socket instead.
 async function listenPort (server, { port, fallback, host }, say, listenOn = (port, host) => listenOnce(server, port, host)) {
   try {
     return await listenOn(port, host)

@@ -83,7 +83,7 @@ const REPORT_WAIT_MS = 1000
 // → { onSent, logRequest, logLaneAnswer, stopping, flush }: pass onSent to
 // serveStatic, and call logRequest(req, res) as each request arrives; it writes
 // one line when the response closes, finished or not. logLaneAnswer(answer)
-// writes the line of an answer the native lane wrote (lane-log.js), as the
+// writes the line of an answer the native lane wrote (lib/lane/records.js), as the
 // line of the same answer from Node's server reads. Call stopping() when a shutdown begins (what
 // is cut from then on is logged as such) and await flush() before exiting: it
 // resolves once every response logged so far has its line (or after a second).
@@ -156,7 +156,7 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
       }
     },
     // The lane replays no answer sent while a variant was pending
-    // (replay-offer.js); its coding comes with the record (lane-log.js).
+    // (replay-offer.js); its coding comes with the record (lib/lane/records.js).
     logLaneAnswer ({ time, method, target, status, bytes, ms, zeroCopy, fromMemory, encoding, ended }) {
       const entry = {
         method,

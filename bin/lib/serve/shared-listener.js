@@ -3,26 +3,19 @@
 // --native-lane with --workers: the primary binds and listens once, through
 // the addon (Lane.bind: a socket nothing in the primary polls or accepts
 // from), and forks every worker, a replacement too, with that socket as one
-// more descriptor; each worker's lane adopts it (native-lane.js). All the
+// more descriptor; each worker's lane adopts it (lib/lane, instance.js). All the
 // workers then accept from the one queue, as node:cluster's SCHED_NONE
 // workers do from Node's listener (workers.js says why that beats
 // round-robin and one SO_REUSEPORT socket per worker).
 
 const cluster = require('node:cluster')
-const dns = require('node:dns')
 const engine = require('../../../lib/engine')
+const { listenAddress } = require('../../../lib/lane')
 const { listenPort } = require('./listen-port')
 
 // Where a worker finds the socket: the slot after its IPC channel (fd 3).
 const SLOT = 4
 const SLOT_ENV = 'ZCOPY_LISTENING_FD'
-
-// → Promise of an address like server.address()'s: `host` resolved as Node's
-// listen resolves it, then `bind(address, ipv6)` → the port.
-async function listenAddress (host, bind) {
-  const { address, family } = await dns.promises.lookup(host)
-  return { address, family: family === 6 ? 'IPv6' : 'IPv4', port: bind(address, family === 6) }
-}
 
 // In the primary, before the first fork: → Promise of { address, env (for
 // cluster.fork), close() } with listen-port.js's fallback and errors.
@@ -45,4 +38,4 @@ function inheritedListener () {
   return Number(slot)
 }
 
-module.exports = { inheritedListener, listenAddress, shareListener }
+module.exports = { inheritedListener, shareListener }

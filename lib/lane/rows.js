@@ -22,7 +22,7 @@
 // JavaScript answers whatever the lane has no row for: a bound costs speed,
 // never an answer.
 
-const { defaultMaxOpenFiles } = require('../../../lib/http')
+const { defaultMaxOpenFiles } = require('../http')
 
 const MAX_ROWS = defaultMaxOpenFiles()
 const PER_FILE = 8

@@ -17,18 +17,22 @@
 // (Connection: close, HTTP/1.0) or destroyed it (an answer cut short).
 
 const { Duplex } = require('node:stream')
-const { SEND_FILE, clientClosedError } = require('../../../lib/engine')
+const { SEND_FILE, clientClosedError } = require('../engine')
 
 class LaneTwin extends Duplex {
-  // peer: { address, port, family } of the connection's client.
-  constructor (lane, id, bytes, peer) {
+  // ends: { remoteAddress, remotePort, remoteFamily, localAddress,
+  // localPort, localFamily } of the connection (src/lane.cc, CallLent).
+  constructor (lane, id, bytes, ends) {
     super()
     this.lane = lane
     this.id = id
-    // What Node's net.Socket says of its peer (the connection's, not the twin's).
-    this.remoteAddress = peer.address
-    this.remotePort = peer.port
-    this.remoteFamily = peer.family
+    // What Node's net.Socket says of its ends (the connection's, not the twin's).
+    this.remoteAddress = ends.remoteAddress
+    this.remotePort = ends.remotePort
+    this.remoteFamily = ends.remoteFamily
+    this.localAddress = ends.localAddress
+    this.localPort = ends.localPort
+    this.localFamily = ends.localFamily
     this.whenWritten = null // the callback of a write waiting for room
     this.whenSent = null // the resolve of a file range waiting for room ([SEND_FILE])
     this.settled = false // the lane was told what becomes of the connection
@@ -115,8 +119,14 @@ class LaneTwin extends Duplex {
     callback(err)
   }
 
-  // Node's server calls these on its sockets when they exist; the lane's
-  // connection has TCP_NODELAY already, and the lane's sweep is its timeout.
+  // As net.Socket's address(): the connection's end here.
+  address () {
+    return { address: this.localAddress, family: this.localFamily, port: this.localPort }
+  }
+
+  // Node's server and apps call these on their sockets; the lane owns what
+  // they set: its connections have TCP_NODELAY already, and its sweep (the
+  // server's timeout) is their timeout.
   setTimeout () { return this }
   setNoDelay () { return this }
   setKeepAlive () { return this }
@@ -140,8 +150,8 @@ function lendTo (server, lane) {
   })
 
   return {
-    lend (id, bytes, address, port, family) {
-      const twin = new LaneTwin(lane, id, bytes, { address, port, family })
+    lend (id, bytes, ends) {
+      const twin = new LaneTwin(lane, id, bytes, ends)
       twins.set(id, twin)
       twin.once('close', () => twins.delete(id))
       server.emit('connection', twin)
