@@ -186,9 +186,9 @@ export interface NativeLane {
    * Range (no middleware before it that decides by cookie, user or origin).
    */
   offer: (req: IncomingMessage, res: ServerResponse, answer: ReplayableAnswer) => void
-  /** Binds and listens instead of `server.listen()` (host: default 'localhost', resolved as Node does). */
+  /** Binds and listens instead of `server.listen()`, as it does: `host` resolved by dns.lookup; without one, every interface (`::`, or `0.0.0.0` without IPv6). Port 0: any free one. */
   listen (port?: number, host?: string): Promise<NativeLaneAddress>
-  /** `{ port, host }`, or `{ fd, host }`: accept from a listening socket this process was given. */
+  /** `{ port, host }`, or `{ fd, host }`: accept from a listening socket this process was given (`host`: what the address reports, default `0.0.0.0`). */
   listen (where: { port?: number, host?: string, fd?: number }): Promise<NativeLaneAddress>
   /**
    * No more connections; idle ones close at once, answers in flight get up to

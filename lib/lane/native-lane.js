@@ -119,19 +119,23 @@ class NativeLane {
     rows.added(key, id, { file: identity, body, used, whenDropped })
   }
 
-  // listen(port, host) or listen({ port, host }) binds and listens;
-  // listen({ fd, host }) accepts from a listening descriptor this process
-  // was given (zcopy serve's --workers share their primary's).
-  listen (port = 0, host = 'localhost') {
+  // listen(port, host) or listen({ port, host }) binds and listens, as
+  // server.listen does: `host` resolved by dns.lookup, and without one every
+  // interface (:: for both families, or 0.0.0.0 where IPv6 is off).
+  // listen({ fd, host }) accepts from a listening descriptor this process was
+  // given (zcopy serve's --workers share their primary's); `host` is then
+  // what the address says it is bound to.
+  listen (port = 0, host = undefined) {
     const where = typeof port === 'object' && port !== null ? port : { port, host }
-    const at = where.host ?? 'localhost'
-    if (typeof at !== 'string') throw invalidArgType('host', 'a string', at)
+    const at = where.host ?? null
+    if (at !== null && typeof at !== 'string') throw invalidArgType('host', 'a string', at)
     if (where.fd !== undefined) {
       const fd = validateInteger('fd', where.fd, 0, 2 ** 31 - 1)
-      return listenAddress(at, () => this.lane.adopt(fd))
+      return listenAddress(at ?? '0.0.0.0', () => this.lane.adopt(fd))
     }
     const wanted = validateInteger('port', where.port ?? 0, 0, 65535)
-    return listenAddress(at, (address, ipv6) => this.lane.listen(address, wanted, ipv6))
+    const bind = (address, ipv6) => this.lane.listen(address, wanted, ipv6)
+    return at === null ? anyAddress(bind) : listenAddress(at, bind)
   }
 
   // No more connections; the idle ones closed at once, the answers in flight
@@ -161,6 +165,16 @@ class NativeLane {
   // which the server counts as its own.
   answersInFlight () {
     return this.lane.connections() - this.lending.lent()
+  }
+}
+
+// Every interface, as server.listen() without a host: → Promise of the address.
+async function anyAddress (bind) {
+  try {
+    return { address: '::', family: 'IPv6', port: bind('::', true) }
+  } catch (err) {
+    if (err.code !== 'EAFNOSUPPORT' && err.code !== 'EADDRNOTAVAIL') throw err
+    return { address: '0.0.0.0', family: 'IPv4', port: bind('0.0.0.0', false) }
   }
 }
 

@@ -3,7 +3,9 @@
 // The example runs as written, except that the ports it names (8080, 8443, 9000)
 // become free ones: a server listening on one listens on port 0 and tells the
 // test which port it got (IPC); a client connecting to one is sent to the port
-// the test gives in EXAMPLE_PORT_<port>.
+// the test gives in EXAMPLE_PORT_<port>. zcopy.nativeLane(server).listen(port)
+// on a named port (the lane owns its listening socket) is treated as
+// server.listen is.
 const net = require('node:net')
 
 const NAMED = new Set([8080, 8443, 9000])
@@ -21,6 +23,31 @@ net.Server.prototype.listen = function (...args) {
   if (asked !== null) this.once('listening', () => process.send({ asked, port: this.address().port }))
   return listen.apply(this, args)
 }
+
+// The project's zcopy, as the example will require it: its exports object is
+// the one the example gets, so its nativeLane is wrapped there.
+function wrapNativeLane () {
+  let zcopy
+  try {
+    zcopy = require(require.resolve('zcopy', { paths: [process.cwd()] }))
+  } catch {
+    return
+  }
+  const nativeLane = zcopy.nativeLane
+  zcopy.nativeLane = function (...args) {
+    const lane = nativeLane.apply(this, args)
+    const laneListen = lane.listen.bind(lane)
+    lane.listen = (port, ...rest) => {
+      if (!NAMED.has(port)) return laneListen(port, ...rest)
+      return laneListen(0, ...rest).then((address) => {
+        process.send({ asked: port, port: address.port })
+        return address
+      })
+    }
+    return lane
+  }
+}
+wrapNativeLane()
 
 const connect = net.Socket.prototype.connect
 net.Socket.prototype.connect = function (...args) {

@@ -2,8 +2,8 @@
 import * as http from 'node:http'
 import * as net from 'node:net'
 import * as fs from 'node:fs'
-import { createReadStream, loadError, pipeFile, protectServer, sendFile, sendfile, serveStatic, zeroCopyAvailable } from 'zcopy'
-import type { ZcopyLoadError, ZcopyLoadErrorCode } from 'zcopy'
+import { createReadStream, loadError, nativeLane, pipeFile, protectServer, sendFile, sendfile, serveStatic, zeroCopyAvailable } from 'zcopy'
+import type { NativeLane, NativeLaneAddress, NativeLaneAnswer, ZcopyLoadError, ZcopyLoadErrorCode } from 'zcopy'
 
 const available: boolean = zeroCopyAvailable
 const why: ZcopyLoadError | null = loadError
@@ -69,5 +69,19 @@ http.createServer((req, res) => {
 
 const guarded: http.Server = protectServer(http.createServer(), { timeout: 30000 })
 void guarded
+
+async function inFront (): Promise<void> {
+  const server = http.createServer()
+  const lane: NativeLane = nativeLane(server, { onAnswer: (answer: NativeLaneAnswer) => { void answer.status } })
+  server.on('request', serveStatic('/srv/www', { onReplayable: lane.offer }))
+  const address: NativeLaneAddress = await lane.listen(8080, '127.0.0.1')
+  const again: NativeLaneAddress = await lane.listen({ fd: 3, host: '0.0.0.0' })
+  void address.port
+  void again.family
+  await lane.close(1000)
+  const inFlight: number = lane.answersInFlight()
+  void inFlight
+}
+void inFront
 
 void main
