@@ -2,8 +2,8 @@
 // lookupBeneath and close (open_beneath.h), setCork (socket_cork.h),
 // socketRoom (socket_room.h), trimMemory (memory_trim.h), idlePriority
 // (idle_priority.h), probeKernel (probe.h), changesPending
-// (pending_changes.h) and, for the parser's tests, parseRequestHead
-// (request_head_binding.h), and the native lane's Lane class (lane.h).
+// (pending_changes.h) and, for the parsers' tests, parseRequestHead and
+// frameRequest (request_head_binding.h), and the native lane's Lane class (lane.h).
 #include <napi.h>
 
 #include "idle_priority.h"
@@ -34,6 +34,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("changesPending", zcopy::ChangesPendingFunction(env));
   exports.Set("Lane", zcopy::LaneClass(env));
   exports.Set("parseRequestHead", zcopy::ParseRequestHeadFunction(env));
+  exports.Set("frameRequest", zcopy::FrameRequestFunction(env));
   return exports;
 }
 

@@ -24,6 +24,7 @@
 #include "lane_table.h"
 #include "pending_changes.h"
 #include "plain_allocator.h"
+#include "request_frame.h"
 #include "request_head.h"
 #include "tuning.h"
 #include "unique_fd.h"
@@ -86,6 +87,11 @@ struct LaneConnection {
   bool writes_lent = false;     // `out` holds Node's bytes (Node logs that answer)
   bool lent_answering = false;  // Node began writing the lent request's answer
   bool peer_ended = false;      // the client's FIN came while Node answered
+  // The request's body not read yet: while lent, read as it comes and handed
+  // to Node (onBody) unless Node's twin is full (body_paused); once Node's
+  // answer is done, read and dropped, as Node drops a body it did not read.
+  uint64_t body_left = 0;
+  bool body_paused = false;
   bool file_short = false;      // a lent file ended before its range did
   bool lingering = false;       // answered and shut for writing (LaneCore::Linger)
   bool unsent_limited = false;  // TCP_NOTSENT_LOWAT lowered (LimitUnsent), once
@@ -170,11 +176,12 @@ class LaneCore {
   uv_check_t log_check;       // hands them over once per loop turn
   // Lending (optional: without on_lend every request the lane does not answer
   // hands its connection off): onLend(id, bytes, ends),
-  // onWritten(id, fileBytes, fileShort), onGone(id, fileBytes, fileShort):
+  // onBody(id, bytes), onWritten(id, fileBytes, fileShort), onGone(id, fileBytes, fileShort):
   // how much of a lent file range went, and whether the file ended before it.
   napi_ref on_lend = nullptr;
   napi_ref on_written = nullptr;
   napi_ref on_gone = nullptr;
+  napi_ref on_body = nullptr;  // onBody(id, bytes): the lent request's body as it comes
   uint32_t next_lent_id = 0;
   std::unordered_map<uint32_t, LaneConnection*, std::hash<uint32_t>, std::equal_to<uint32_t>,
                      PlainAllocator<std::pair<const uint32_t, LaneConnection*>>>
@@ -411,6 +418,12 @@ class LaneCore {
     LaneCore* self = conn->core;
     if (status < 0) return self->Close(conn);
     if (conn->lingering) return self->Drain(conn);
+    const bool body = conn->body_left > 0 && !(conn->lent && conn->body_paused);
+    if (body && (events & UV_READABLE) != 0 && (events & UV_DISCONNECT) == 0) {
+      self->ReadBody(conn);
+      events &= ~UV_READABLE;
+      if (events == 0 || uv_is_closing(reinterpret_cast<uv_handle_t*>(&conn->poll))) return;
+    }
     if (conn->writing) {
       if ((events & UV_WRITABLE) != 0) self->OnWritable(conn);
       return;
@@ -421,12 +434,39 @@ class LaneCore {
     // whole (a reset fails the write), as Node's own sendfile of it would
     // be, rather than cut into a body shorter than its Content-Length.
     if (conn->lent) {
+      if ((events & UV_DISCONNECT) == 0 && events != 0) return;  // a body's read, paused since
       if (!conn->lent_answering) return self->Close(conn);
       conn->peer_ended = true;
       uv_poll_stop(&conn->poll);
       return;
     }
-    if ((events & UV_READABLE) != 0) self->ReadSome(conn);
+    if ((events & UV_READABLE) == 0) return;
+    if (conn->body_left > 0) return self->ReadBody(conn);  // the rest of a body Node did not read
+    self->ReadSome(conn);
+  }
+
+  // One read of the request body still to come (body_left): to Node while
+  // the request is lent (onBody), else dropped; bytes past the body are the
+  // next requests (pending). The client's end before the body's is the
+  // client going away (Node hears it: onGone).
+  void ReadBody(LaneConnection* conn) {
+    ssize_t n;
+    do {
+      n = ::read(conn->fd.Get(), read_buffer, kReadBytes);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) return Close(conn);
+    conn->last_ms = NowMs(loop);
+    const size_t got = static_cast<size_t>(n);
+    const size_t body = conn->body_left < got ? static_cast<size_t>(conn->body_left) : got;
+    conn->body_left -= body;
+    if (body < got) conn->pending.append(read_buffer + body, got - body);
+    if (conn->lent) {
+      if (conn->body_left == 0) WatchLent(conn);
+      CallBody(conn, read_buffer, body);
+      return;
+    }
+    if (conn->body_left == 0) ReadOn(conn);
   }
 
   void ReadSome(LaneConnection* conn) {
@@ -500,10 +540,7 @@ class LaneCore {
         conn->pending.assign(data, left);
         return true;
       }
-      if (result != HeadResult::kComplete) {
-        HandOff(conn, data, left);
-        return false;
-      }
+      if (result != HeadResult::kComplete) return LendFramed(conn, data, left);
       // Node answers a request that closes the connection, and the bytes
       // after it (a 400, as llhttp reads them), as it does on its own.
       // Anything else is lent, ranges too: a lent answer's file range goes
@@ -519,12 +556,62 @@ class LaneCore {
     return true;
   }
 
+  // A request outside the heads the lane answers (request_head.h), at the
+  // start of data[0, size): lent to Node with its body when the lane can
+  // frame it (request_frame.h), else the connection is handed off. → whether
+  // to go on reading (a head not complete yet).
+  bool LendFramed(LaneConnection* conn, const char* data, size_t size) {
+    RequestFrame frame;
+    const FrameResult framed = on_lend == nullptr ? FrameResult::kDefer : FrameRequest(data, size, &frame);
+    if (framed == FrameResult::kIncomplete) {
+      conn->pending.assign(data, size);
+      return true;
+    }
+    const uint64_t whole = frame.head_length + frame.body_length;
+    // As below: a request that closes, with bytes after it, is Node's.
+    if (framed == FrameResult::kDefer || (size > whole && frame.closes)) {
+      HandOff(conn, data, size);
+      return false;
+    }
+    if (size >= whole) {
+      Lend(conn, data, static_cast<size_t>(whole), size);
+    } else {
+      conn->body_left = whole - size;  // read as it comes (ReadBody)
+      conn->body_paused = false;
+      Lend(conn, data, size, size);
+    }
+    return false;
+  }
+
   // Room in the socket for the answer waiting for it; then the pipelined
   // requests read with it.
   void OnWritable(LaneConnection* conn) {
     if (Write(conn) != Sent::kDone) return;
     if (conn->lent) return CallLent(on_written, conn, nullptr, 0);
+    if (conn->body_left > 0) return;  // the rest of a body Node did not read: dropped first
     if (conn->pending.empty()) return;
+    std::string bytes;
+    bytes.swap(conn->pending);
+    Process(conn, bytes.data(), bytes.size());
+  }
+
+  // A lent connection's events: its client going away (unless it went
+  // already) and the request's body while Node takes it.
+  void WatchLent(LaneConnection* conn) {
+    const bool body = conn->body_left > 0 && !conn->body_paused;
+    const int events = (conn->peer_ended ? 0 : UV_DISCONNECT) | (body ? UV_READABLE : 0);
+    if (events == 0) {
+      uv_poll_stop(&conn->poll);
+    } else {
+      uv_poll_start(&conn->poll, events, OnConnectionEvent);
+    }
+  }
+
+  // The connection is the lane's again (Node's answer written): the rest of
+  // a body Node did not read is dropped, then the requests behind are read.
+  void ReadOn(LaneConnection* conn) {
+    uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
+    if (conn->body_left > 0 || conn->pending.empty()) return;
     std::string bytes;
     bytes.swap(conn->pending);
     Process(conn, bytes.data(), bytes.size());
@@ -794,11 +881,7 @@ class LaneCore {
     if (conn->waits_writable) {  // (an epoll_ctl only when the events change)
       conn->waits_writable = false;
       if (conn->lent) {
-        if (conn->peer_ended) {
-          uv_poll_stop(&conn->poll);  // (OnConnectionEvent says why)
-        } else {
-          uv_poll_start(&conn->poll, UV_DISCONNECT, OnConnectionEvent);  // (Lend says why)
-        }
+        WatchLent(conn);  // (Lend says why)
       } else {
         uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
       }
@@ -808,7 +891,10 @@ class LaneCore {
 
   Sent WaitWritable(LaneConnection* conn) {
     conn->waits_writable = true;
-    uv_poll_start(&conn->poll, UV_WRITABLE, OnConnectionEvent);
+    // A lent request's body keeps coming meanwhile (Node may answer while it
+    // reads: an echo would wait on a client that waits on it).
+    const bool body = conn->lent && conn->body_left > 0 && !conn->body_paused;
+    uv_poll_start(&conn->poll, UV_WRITABLE | (body ? UV_READABLE : 0), OnConnectionEvent);
     return Sent::kWaiting;
   }
 
@@ -915,9 +1001,10 @@ class LaneCore {
     conn->peer_ended = false;
     lent[conn->id] = conn;
     conn->last_ms = NowMs(loop);
-    // Reads wait; a client that goes away (FIN or reset) is seen at once, so
-    // that Node stops answering it, as on a connection of its own.
-    uv_poll_start(&conn->poll, UV_DISCONNECT, OnConnectionEvent);
+    // Reads wait (but for the request's body); a client that goes away (FIN
+    // or reset) is seen at once, so that Node stops answering it, as on a
+    // connection of its own.
+    WatchLent(conn);
     CallLent(on_lend, conn, data, length);
   }
 
@@ -998,11 +1085,7 @@ class LaneCore {
       return Linger(conn);
     }
     if (conn->writing) return;  // OnWritable() reads on once it is written
-    uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
-    if (conn->pending.empty()) return;
-    std::string bytes;
-    bytes.swap(conn->pending);
-    Process(conn, bytes.data(), bytes.size());
+    ReadOn(conn);
   }
 
   // One end of a connection (getpeername or getsockname): its address as
@@ -1072,6 +1155,22 @@ class LaneCore {
     }
     if (ok) {
       MakeCallback(resource, callback, argc, argv);
+    }
+    napi_close_handle_scope(env, scope);
+  }
+
+  // onBody(id, bytes): bytes of the lent request's body, copied.
+  void CallBody(LaneConnection* conn, const char* data, size_t size) {
+    napi_handle_scope scope = nullptr;
+    if (on_body == nullptr || napi_open_handle_scope(env, &scope) != napi_ok) return;
+    napi_value callback = nullptr;
+    napi_value resource = nullptr;
+    napi_value argv[2] = {nullptr, nullptr};
+    void* copy = nullptr;
+    if (napi_get_reference_value(env, on_body, &callback) == napi_ok && callback != nullptr &&
+        napi_create_object(env, &resource) == napi_ok && napi_create_uint32(env, conn->id, &argv[0]) == napi_ok &&
+        napi_create_buffer_copy(env, size, data, &copy, &argv[1]) == napi_ok) {
+      MakeCallback(resource, callback, 2, argv);
     }
     napi_close_handle_scope(env, scope);
   }
@@ -1223,7 +1322,7 @@ class LaneCore {
     if (!env_closing) {
       if (on_hand_off != nullptr) napi_delete_reference(env, on_hand_off);
       if (on_log != nullptr) napi_delete_reference(env, on_log);
-      for (napi_ref ref : {on_lend, on_written, on_gone}) {
+      for (napi_ref ref : {on_lend, on_written, on_gone, on_body}) {
         if (ref != nullptr) napi_delete_reference(env, ref);
       }
       if (async != nullptr) napi_async_destroy(env, async);
@@ -1267,10 +1366,12 @@ class Lane : public Napi::ObjectWrap<Lane> {
     Napi::Value lend = options.Get("onLend");
     Napi::Value written = options.Get("onWritten");
     Napi::Value gone = options.Get("onGone");
-    if (lend.IsFunction() && written.IsFunction() && gone.IsFunction()) {
+    Napi::Value body = options.Get("onBody");
+    if (lend.IsFunction() && written.IsFunction() && gone.IsFunction() && body.IsFunction()) {
       napi_create_reference(env, lend, 1, &core_->on_lend);
       napi_create_reference(env, written, 1, &core_->on_written);
       napi_create_reference(env, gone, 1, &core_->on_gone);
+      napi_create_reference(env, body, 1, &core_->on_body);
     }
   }
 
@@ -1301,6 +1402,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
                            InstanceMethod<&Lane::Write>("write"),
                            InstanceMethod<&Lane::SendFile>("sendFile"),
                            InstanceMethod<&Lane::Finish>("finish"),
+                           InstanceMethod<&Lane::ReadBody>("readBody"),
                            InstanceMethod<&Lane::Cut>("cut"),
                            InstanceMethod<&Lane::Destroy>("destroy"),
                        });
@@ -1616,6 +1718,21 @@ class Lane : public Napi::ObjectWrap<Lane> {
   Napi::Value Finish(const Napi::CallbackInfo& info) {
     LaneConnection* conn = LentOf(info[0]);
     if (conn != nullptr) core_->LentDone(conn, info[1].ToBoolean().Value());
+    return info.Env().Undefined();
+  }
+
+  // readBody(id, on): whether the lane reads the lent request's body now
+  // (off while Node's twin holds as much as it takes: its backpressure).
+  Napi::Value ReadBody(const Napi::CallbackInfo& info) {
+    LaneConnection* conn = LentOf(info[0]);
+    if (conn != nullptr && conn->body_left > 0) {
+      conn->body_paused = !info[1].ToBoolean().Value();
+      if (conn->waits_writable) {
+        core_->WaitWritable(conn);
+      } else {
+        core_->WatchLent(conn);
+      }
+    }
     return info.Env().Undefined();
   }
 

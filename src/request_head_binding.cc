@@ -6,8 +6,11 @@
 // are there only for 'complete', the values as latin1 strings (Node's reading
 // of header bytes) or undefined for a field not sent. The native lane calls
 // ParseRequestHead itself, without this.
+// frameRequest(buffer) → { result, length, bodyLength, closes }: the same for
+// FrameRequest (request_frame.h), for test/engine/request-frame*.test.mjs.
 #include "request_head_binding.h"
 
+#include "request_frame.h"
 #include "request_head.h"
 
 namespace zcopy {
@@ -21,24 +24,30 @@ void SetSpan(Napi::Object out, const char* key, const char* data, const HeadSpan
   out.Set(key, value == nullptr ? out.Env().Undefined() : Napi::Value(out.Env(), value));
 }
 
+// Whether info[0] is a Buffer or Uint8Array; else a TypeError is thrown.
+bool IsBytes(const Napi::CallbackInfo& info) {
+  if (info[0].IsTypedArray() && info[0].As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) return true;
+  Napi::TypeError error = Napi::TypeError::New(info.Env(), "The \"buffer\" argument must be a Buffer or Uint8Array");
+  error.Set("code", Napi::String::New(info.Env(), "ERR_INVALID_ARG_TYPE"));
+  error.ThrowAsJavaScriptException();
+  return false;
+}
+
+const char* ResultName(bool complete, bool incomplete) {
+  return complete ? "complete" : incomplete ? "incomplete" : "defer";
+}
+
 Napi::Value ParseRequestHeadJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
-    Napi::TypeError error = Napi::TypeError::New(env, "The \"buffer\" argument must be a Buffer or Uint8Array");
-    error.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
-    error.ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  if (!IsBytes(info)) return env.Undefined();
   Napi::Uint8Array bytes = info[0].As<Napi::Uint8Array>();
   const char* data = reinterpret_cast<const char*>(bytes.Data());
   RequestHead head;
   const HeadResult result = ParseRequestHead(data, bytes.ByteLength(), &head);
   Napi::Object out = Napi::Object::New(env);
-  if (result != HeadResult::kComplete) {
-    out.Set("result", Napi::String::New(env, result == HeadResult::kIncomplete ? "incomplete" : "defer"));
-    return out;
-  }
-  out.Set("result", Napi::String::New(env, "complete"));
+  out.Set("result",
+          Napi::String::New(env, ResultName(result == HeadResult::kComplete, result == HeadResult::kIncomplete)));
+  if (result != HeadResult::kComplete) return out;
   out.Set("length", Napi::Number::New(env, head.length));
   out.Set("method", Napi::String::New(env, head.method == RequestMethod::kGet ? "GET" : "HEAD"));
   out.Set("versionMinor", Napi::Number::New(env, head.version_minor));
@@ -52,10 +61,30 @@ Napi::Value ParseRequestHeadJs(const Napi::CallbackInfo& info) {
   return out;
 }
 
+Napi::Value FrameRequestJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!IsBytes(info)) return env.Undefined();
+  Napi::Uint8Array bytes = info[0].As<Napi::Uint8Array>();
+  RequestFrame frame;
+  const FrameResult result = FrameRequest(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength(), &frame);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("result",
+          Napi::String::New(env, ResultName(result == FrameResult::kComplete, result == FrameResult::kIncomplete)));
+  if (result != FrameResult::kComplete) return out;
+  out.Set("length", Napi::Number::New(env, frame.head_length));
+  out.Set("bodyLength", Napi::Number::New(env, static_cast<double>(frame.body_length)));
+  out.Set("closes", Napi::Boolean::New(env, frame.closes));
+  return out;
+}
+
 }  // namespace
 
 Napi::Function ParseRequestHeadFunction(Napi::Env env) {
   return Napi::Function::New(env, ParseRequestHeadJs, "parseRequestHead");
+}
+
+Napi::Function FrameRequestFunction(Napi::Env env) {
+  return Napi::Function::New(env, FrameRequestJs, "frameRequest");
 }
 
 }  // namespace zcopy

@@ -1,5 +1,6 @@
 // parseRequestHead(buffer): ParseRequestHead (request_head.h) for the tests of
-// the parser (see request_head_binding.cc).
+// the parser (see request_head_binding.cc); frameRequest(buffer):
+// FrameRequest (request_frame.h) for the tests of the framing.
 #pragma once
 
 #include <napi.h>
@@ -7,5 +8,6 @@
 namespace zcopy {
 
 Napi::Function ParseRequestHeadFunction(Napi::Env env);
+Napi::Function FrameRequestFunction(Napi::Env env);
 
 }  // namespace zcopy

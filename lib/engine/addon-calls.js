@@ -33,8 +33,9 @@ module.exports = {
   // zcopy serve --native-lane: the class that owns the listener and answers
   // the requests JavaScript registered (src/lane.h).
   Lane: call('Lane'),
-  // For the tests of the native lane's request-head parser only
-  // (test/engine/request-head*.test.mjs): the lane calls the C++ parser
-  // directly, never this.
-  parseRequestHead: call('parseRequestHead')
+  // For the tests of the native lane's request-head parser and framing only
+  // (test/engine/request-head*.test.mjs, request-frame*.test.mjs): the lane
+  // calls the C++ directly, never these.
+  parseRequestHead: call('parseRequestHead'),
+  frameRequest: call('frameRequest')
 }

@@ -4,11 +4,12 @@
 // an application's own server): the addon's lane (src/lane.h) owns the
 // listening socket and its connections in front of a node:http server. It
 // reads one request at a time, as nginx does, and answers in C the requests
-// it has seen answered before (serveStatic's onReplayable: `offer`). A whole
-// request without a body that it has no answer for is lent to the server
-// alone (twin.js), and the lane reads the connection's next request once the
-// server's answer is written. Every other connection it cannot go on with (a
-// body, an upgrade, a head it defers) comes back here as a descriptor and the
+// it has seen answered before (serveStatic's onReplayable: `offer`). A
+// request it has no answer for is lent to the server alone (twin.js), its
+// body (Content-Length) as it comes, and the lane reads the connection's next
+// request once the server's answer is written. Every other connection it
+// cannot go on with (a chunked body, an upgrade, Expect, a head it cannot
+// frame) comes back here as a descriptor and the
 // bytes the lane read from it but did not consume, and becomes a net.Socket of
 // the server, the bytes put back in front: from then Node owns it, parses
 // those bytes first and keeps every option and protection set on the server.
@@ -71,9 +72,10 @@ class NativeLane {
       idleMs: server.timeout,
       headTimeoutMs: server.headersTimeout, // then Node's 408
       ...(onAnswer === null ? {} : { onLog: (records) => readLaneRecords(records).forEach(onAnswer) }),
-      // A whole request without a body that the lane has no answer for goes
-      // to the server alone (twin.js); the lane keeps the connection.
+      // A request the lane has no answer for goes to the server alone, its
+      // body as it comes (twin.js); the lane keeps the connection.
       onLend: (id, bytes, ends) => lending.lend(id, bytes, ends),
+      onBody: (id, bytes) => lending.body(id, bytes),
       onWritten: (id) => lending.written(id),
       onGone: (id, fileBytes, fileShort) => lending.gone(id, fileBytes, fileShort)
     })

@@ -1,17 +1,18 @@
 'use strict'
 
 // One request the native lane lends to Node's HTTP server (issue 64): the
-// lane parsed it whole (a GET or HEAD, no body) but has no answer for it, and
-// keeps its connection. Node's server gets a twin of the connection instead, a
-// Duplex that reads the request's bytes and writes what Node answers through
+// lane read its head (any method of Node's but CONNECT) and has no answer for
+// it, and keeps its connection. Node's server gets a twin of the connection
+// instead, a Duplex that reads the request's bytes (its body as the lane
+// reads it, which stops while the twin is full) and writes what Node answers through
 // the lane, which puts it on the connection in order, waits for room (the
 // twin's writes call back once the kernel took the bytes: Node's own
 // backpressure) and then reads the connection's next request itself. A file
 // body goes by the lane's sendfile (the engine's SEND_FILE protocol), not
 // through the twin's writes.
 //
-// lendTo(server, lane) → { lend, written, gone, lent }: the lane's onLend,
-// onWritten and onGone, and how many requests are lent now. One twin per lent request: once Node's answer is done
+// lendTo(server, lane) → { lend, body, written, gone, lent }: the lane's
+// onLend, onBody, onWritten and onGone, and how many requests are lent now. One twin per lent request: once Node's answer is done
 // the twin is destroyed (Node's server lets go of it as of any closed socket)
 // and the lane carries on, or closes the connection when Node ended the twin
 // (Connection: close, HTTP/1.0) or destroyed it (an answer cut short).
@@ -33,13 +34,27 @@ class LaneTwin extends Duplex {
     this.localAddress = ends.localAddress
     this.localPort = ends.localPort
     this.localFamily = ends.localFamily
+    this.bodyHeld = false // the lane stopped reading the request's body: this twin is full
     this.whenWritten = null // the callback of a write waiting for room
     this.whenSent = null // the resolve of a file range waiting for room ([SEND_FILE])
     this.settled = false // the lane was told what becomes of the connection
     this.push(bytes) // and no end: Node would answer `Connection: close`
   }
 
-  _read () {}
+  // Node's parser takes more: the lane reads the request's body again.
+  _read () {
+    if (!this.bodyHeld) return
+    this.bodyHeld = false
+    this.lane.readBody(this.id, true)
+  }
+
+  // Bytes of the request's body, as the lane reads them; once the twin holds
+  // as much as it takes (Node's parser paused), the lane stops reading it.
+  body (bytes) {
+    if (this.destroyed || this.push(bytes)) return
+    this.bodyHeld = true
+    this.lane.readBody(this.id, false)
+  }
 
   _write (chunk, encoding, callback) {
     const sent = this.lane.write(this.id, chunk)
@@ -155,6 +170,9 @@ function lendTo (server, lane) {
       twins.set(id, twin)
       twin.once('close', () => twins.delete(id))
       server.emit('connection', twin)
+    },
+    body (id, bytes) {
+      twins.get(id)?.body(bytes)
     },
     written (id) {
       twins.get(id)?.written()

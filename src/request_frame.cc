@@ -1,0 +1,194 @@
+// FrameRequest: the framing of an HTTP/1.x request the lane lends to Node
+// (request_frame.h). It must find the end of the request exactly where
+// llhttp (strict, Node's default) finds it, since the lane gives Node's
+// parser those bytes and no more, and reads the next request after them.
+// So it frames only what it can prove llhttp frames the same way, and defers
+// everything else (the connection then goes to Node for good):
+//   request line  a method of llhttp's that Node 20 to 26 all accept but
+//                 CONNECT (a tunnel), one SP, an origin-form target of the
+//                 bytes 0x21-0x7E but '#', one SP, "HTTP/1.1" or "HTTP/1.0",
+//                 CRLF;
+//   each field    a name of RFC 9110 tchars, ':', a value of HTAB, SP, VCHAR
+//                 and obs-text, CRLF (no obs-fold, no bare LF);
+//   the body      Content-Length at most once, its value 1 to
+//                 kMaxContentLengthDigits digits (spaces or tabs before,
+//                 spaces after);
+//                 none: no body (a request's, RFC 9112 §6.3);
+//   the end       CRLF, within kMaxRequestHeadBytes.
+// Deferred: Transfer-Encoding (chunked framing), Upgrade and Expect (Node
+// hands the socket on, or answers 100 itself), Proxy-Connection (llhttp reads
+// it as Connection), and a Connection field that is not one "close" or
+// "keep-alive" token (the lane must know whether Node closes after its answer).
+#include "request_frame.h"
+
+#include <cstring>
+
+#include "request_head.h"
+
+namespace zcopy {
+
+namespace {
+
+// llhttp's methods that Node 20.17 to 26 all accept (http.METHODS), but
+// CONNECT (QUERY came with Node 22). Each is matched with the space after it,
+// so no order is needed where one starts another.
+constexpr const char* kMethods[] = {
+    "GET",    "HEAD",      "POST",   "PUT",      "DELETE",    "OPTIONS",     "PATCH",  "TRACE",      "ACL",
+    "BIND",   "CHECKOUT",  "COPY",   "LINK",     "LOCK",      "M-SEARCH",    "MERGE",  "MKACTIVITY", "MKCALENDAR",
+    "MKCOL",  "MOVE",      "NOTIFY", "PROPFIND", "PROPPATCH", "PURGE",       "REBIND", "REPORT",     "SEARCH",
+    "SOURCE", "SUBSCRIBE", "UNBIND", "UNLINK",   "UNLOCK",    "UNSUBSCRIBE",
+};
+
+constexpr const char* kDeferredNames[] = {"transfer-encoding", "upgrade", "expect", "proxy-connection"};
+
+bool IsTchar(unsigned char c) {
+  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+  return c != '\0' && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+
+bool IsTargetByte(unsigned char c) {
+  return c > 0x20 && c < 0x7F && c != '#';
+}
+
+bool IsValueByte(unsigned char c) {
+  return c == '\t' || (c >= 0x20 && c != 0x7F);
+}
+
+bool IsOws(unsigned char c) {
+  return c == ' ' || c == '\t';
+}
+
+unsigned char Lower(unsigned char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + ('a' - 'A')) : c;
+}
+
+bool NameIs(const unsigned char* name, size_t length, const char* lower) {
+  if (std::strlen(lower) != length) return false;
+  for (size_t i = 0; i < length; ++i) {
+    if (Lower(name[i]) != static_cast<unsigned char>(lower[i])) return false;
+  }
+  return true;
+}
+
+// The method at data[0, size): kComplete with *at past its space, kIncomplete
+// when the bytes so far start one of them, else kDefer.
+FrameResult Method(const unsigned char* data, size_t size, size_t* at) {
+  bool prefix = false;
+  for (const char* method : kMethods) {
+    const size_t length = std::strlen(method);
+    const size_t have = size < length + 1 ? size : length + 1;
+    size_t i = 0;
+    while (i < have && i < length && data[i] == static_cast<unsigned char>(method[i])) ++i;
+    if (i < have && i == length && data[i] == ' ') {
+      *at = length + 1;
+      return FrameResult::kComplete;
+    }
+    if (i == have && have <= length) prefix = true;
+  }
+  return prefix ? FrameResult::kIncomplete : FrameResult::kDefer;
+}
+
+// The literal at data[*at]: as Match in request_head.cc.
+FrameResult Literal(const unsigned char* data, size_t size, size_t* at, const char* literal) {
+  for (; *literal != '\0'; ++literal, ++*at) {
+    if (*at == size) return FrameResult::kIncomplete;
+    if (data[*at] != static_cast<unsigned char>(*literal)) return FrameResult::kDefer;
+  }
+  return FrameResult::kComplete;
+}
+
+// A Content-Length value (OWS trimmed already): → its number, or -1.
+int64_t LengthOf(const unsigned char* value, size_t length) {
+  if (length == 0 || length > kMaxContentLengthDigits) return -1;
+  int64_t number = 0;
+  for (size_t i = 0; i < length; ++i) {
+    if (value[i] < '0' || value[i] > '9') return -1;
+    number = number * 10 + (value[i] - '0');
+  }
+  return number;
+}
+
+// A Connection value: 1 "close", 0 "keep-alive" (any case), -1 anything else.
+int ConnectionToken(const unsigned char* value, size_t length) {
+  if (NameIs(value, length, "close")) return 1;
+  if (NameIs(value, length, "keep-alive")) return 0;
+  return -1;
+}
+
+FrameResult Frame(const unsigned char* data, size_t size, RequestFrame* frame) {
+  size_t at = 0;
+  FrameResult result = Method(data, size, &at);
+  if (result != FrameResult::kComplete) return result;
+  if (at == size) return FrameResult::kIncomplete;
+  if (data[at] != '/') return FrameResult::kDefer;
+  while (at < size && IsTargetByte(data[at])) ++at;
+  if (at == size) return FrameResult::kIncomplete;
+  result = Literal(data, size, &at, " HTTP/1.");
+  if (result != FrameResult::kComplete) return result;
+  if (at == size) return FrameResult::kIncomplete;
+  if (data[at] != '0' && data[at] != '1') return FrameResult::kDefer;
+  const bool http10 = data[at++] == '0';
+  result = Literal(data, size, &at, "\r\n");
+  if (result != FrameResult::kComplete) return result;
+
+  bool has_length = false;
+  int connection = -2;  // not sent
+  for (;;) {
+    if (at == size) return FrameResult::kIncomplete;
+    if (data[at] == '\r') {
+      result = Literal(data, size, &at, "\r\n");
+      if (result != FrameResult::kComplete) return result;
+      frame->head_length = static_cast<uint32_t>(at);
+      frame->closes = connection == 1 || (http10 && connection != 0);
+      return FrameResult::kComplete;
+    }
+    const size_t name = at;
+    while (at < size && IsTchar(data[at])) ++at;
+    if (at == size) return FrameResult::kIncomplete;
+    if (data[at] != ':' || at == name) return FrameResult::kDefer;
+    const unsigned char* name_bytes = data + name;
+    const size_t name_length = at - name;
+    for (const char* deferred : kDeferredNames) {
+      if (NameIs(name_bytes, name_length, deferred)) return FrameResult::kDefer;
+    }
+    ++at;
+    while (at < size && IsOws(data[at])) ++at;
+    const size_t value = at;
+    size_t value_end = at;
+    for (; at < size && IsValueByte(data[at]); ++at) {
+      if (!IsOws(data[at])) value_end = at + 1;
+    }
+    result = Literal(data, size, &at, "\r\n");
+    if (result != FrameResult::kComplete) return result;
+    if (NameIs(name_bytes, name_length, "content-length")) {
+      // llhttp takes spaces after the digits, not tabs; a second one it refuses.
+      const int64_t length = LengthOf(data + value, value_end - value);
+      const bool tab_after = std::memchr(data + value_end, '\t', at - 2 - value_end) != nullptr;
+      if (has_length || length < 0 || tab_after) return FrameResult::kDefer;
+      has_length = true;
+      frame->body_length = static_cast<uint64_t>(length);
+    } else if (NameIs(name_bytes, name_length, "connection")) {
+      // A tab inside or after the token: llhttp reads tokens otherwise.
+      const unsigned char* tab = static_cast<const unsigned char*>(std::memchr(data + value, '\t', at - 2 - value));
+      const int token = ConnectionToken(data + value, value_end - value);
+      if (connection != -2 || token < 0 || tab != nullptr) return FrameResult::kDefer;
+      connection = token;
+    }
+  }
+}
+
+}  // namespace
+
+FrameResult FrameRequest(const char* data, size_t size, RequestFrame* frame) {
+  const size_t readable = size < kMaxRequestHeadBytes ? size : kMaxRequestHeadBytes;
+  RequestFrame framed;
+  const FrameResult result = Frame(reinterpret_cast<const unsigned char*>(data), readable, &framed);
+  if (result == FrameResult::kComplete) {
+    *frame = framed;
+    return result;
+  }
+  if (result == FrameResult::kIncomplete && size >= kMaxRequestHeadBytes) return FrameResult::kDefer;
+  return result;
+}
+
+}  // namespace zcopy

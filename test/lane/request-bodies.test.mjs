@@ -1,0 +1,211 @@
+// Requests with a body behind zcopy.nativeLane (issue 62 item 3): the lane
+// frames them (src/request_frame.cc) and lends each to the server with its
+// body, read as it comes and only as fast as the server takes it, then reads
+// the connection's next request once the answer is written; a body the
+// server did not read is dropped, as Node drops it. Before, any request with
+// a body handed the connection to Node for good, and a client that sent one
+// (even `Content-Length: 0`) before pipelining more got Node's parse of the
+// whole read again. Real node:http and Express servers in this process, raw
+// sockets and fetch as clients.
+import { createHash, randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import fs from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import express from 'express'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { nativeLane, serveStatic, zeroCopyAvailable } from '../../lib/index.js'
+
+const sha = (bytes) => createHash('sha256').update(bytes).digest('hex')
+const MiB = 2 ** 20
+let root
+
+beforeAll(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-lane-bodies-'))
+  // Bigger than what loopback buffers take: a client that reads nothing stalls it.
+  fs.writeFileSync(path.join(root, 'big.bin'), Buffer.alloc(32 * MiB, 'b'))
+  fs.writeFileSync(path.join(root, 'a.txt'), 'alpha\n')
+})
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
+
+// A node:http server (or Express app) behind a lane: `handle(req, res)`
+// answers /echo (the body's length and hash, read in full), /slow (reads
+// only once `release()` is called), /ignore (answers at once, reads nothing)
+// and the rest from serveStatic. `seen` lists each request the app saw.
+async function start ({ framework = 'http' } = {}) {
+  const seen = []
+  let release
+  const released = new Promise((resolve) => { release = resolve })
+  const serve = serveStatic(root)
+  const echo = (req, res) => {
+    const hash = createHash('sha256')
+    let length = 0
+    req.on('data', (chunk) => { length += chunk.length; hash.update(chunk) })
+    req.on('end', () => res.end(`${req.method} ${length} ${hash.digest('hex')}\n`))
+  }
+  const routes = (req, res, next) => {
+    seen.push(`${req.method} ${req.url}`)
+    if (req.url === '/echo') return echo(req, res)
+    if (req.url === '/slow') return released.then(() => echo(req, res))
+    if (req.url === '/ignore') return res.end('ignored\n')
+    serve(req, res, next)
+  }
+  let handler
+  if (framework === 'express') {
+    const app = express()
+    app.use(routes)
+    app.use((req, res) => res.status(404).end('not here\n'))
+    handler = app
+  } else {
+    handler = (req, res) => routes(req, res, () => { res.statusCode = 404; res.end('not here\n') })
+  }
+  const server = http.createServer(handler)
+  const lane = nativeLane(server)
+  const { port } = await lane.listen(0, '127.0.0.1')
+  return {
+    port,
+    seen,
+    release,
+    async stop () {
+      await lane.close(1000)
+      server.closeAllConnections()
+      server.close()
+      await serve.close()
+    }
+  }
+}
+
+// Writes `bytes` on a fresh connection and collects everything until the
+// server closes it (→ latin1 string).
+async function exchange (port, bytes) {
+  const socket = net.connect(port, '127.0.0.1')
+  let received = ''
+  socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
+  socket.on('error', () => {})
+  await once(socket, 'connect')
+  socket.write(bytes)
+  await once(socket, 'close')
+  return received
+}
+
+// The status lines and bodies of the answers in `text` (each with a
+// Content-Length, as these servers answer; no HEAD is asked here).
+function answers (text) {
+  const out = []
+  for (let at = 0; at < text.length;) {
+    const end = text.indexOf('\r\n\r\n', at)
+    if (end < 0) break
+    const head = text.slice(at, end)
+    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0)
+    out.push({ status: head.split('\r\n')[0], body: text.slice(end + 4, end + 4 + length) })
+    at = end + 4 + length
+  }
+  return out
+}
+
+const REQ = (method, target, body = null, extra = '') =>
+  `${method} ${target} HTTP/1.1\r\nHost: a\r\n${body === null ? '' : `Content-Length: ${Buffer.byteLength(body, 'latin1')}\r\n`}${extra}\r\n${body ?? ''}`
+
+describe.runIf(zeroCopyAvailable).each(['http', 'express'])('%s behind the lane', (framework) => {
+  let app
+  beforeAll(async () => { app = await start({ framework }) })
+  afterAll(() => app?.stop())
+
+  test('bodies of every size reach the app byte for byte, on one keep-alive connection', async () => {
+    for (const size of [0, 1, 1000, 64 * 1024 + 3, 5 * MiB]) {
+      const body = randomBytes(size)
+      const res = await fetch(`http://127.0.0.1:${app.port}/echo`, { method: size % 2 ? 'PUT' : 'POST', body })
+      expect(await res.text()).toBe(`${size % 2 ? 'PUT' : 'POST'} ${size} ${sha(body)}\n`)
+    }
+  })
+
+  test('pipelined requests with and without bodies, in one write: every answer, in order', async () => {
+    const received = await exchange(app.port, Buffer.from(
+      REQ('POST', '/echo', 'hello') + REQ('GET', '/a.txt') + REQ('DELETE', '/echo', '') + REQ('PATCH', '/echo', 'xy') +
+      REQ('GET', '/a.txt', '') + REQ('POST', '/ignore', 'never read') + REQ('GET', '/a.txt', null, 'Connection: close\r\n'), 'latin1'))
+    expect(answers(received).map(({ status, body }) => `${status.slice(9)} ${body.split(' ').slice(0, 2).join(' ').trim()}`)).toEqual([
+      '200 OK POST 5', '200 OK alpha', '200 OK DELETE 0', '200 OK PATCH 2', '200 OK alpha', '200 OK ignored', '200 OK alpha'
+    ])
+  })
+
+  test('a body the app does not read is dropped, and the connection goes on', async () => {
+    const big = 'z'.repeat(3 * MiB)
+    const received = await exchange(app.port, Buffer.from(REQ('PUT', '/ignore', big) + REQ('GET', '/a.txt', null, 'Connection: close\r\n'), 'latin1'))
+    expect(answers(received).map(({ body }) => body)).toEqual(['ignored\n', 'alpha\n'])
+  })
+
+  test('a chunked body still works (the connection is handed to Node)', async () => {
+    const received = await exchange(app.port, 'POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n')
+    expect(answers(received)[0].body).toBe(`POST 5 ${sha(Buffer.from('hello'))}\n`)
+  })
+})
+
+describe.runIf(zeroCopyAvailable)('the lane reads a body only as fast as the app takes it', () => {
+  test('an app that reads nothing yet: the client backs up, nothing is lost', async () => {
+    const app = await start()
+    const socket = net.connect(app.port, '127.0.0.1')
+    try {
+      await once(socket, 'connect')
+      let received = ''
+      socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
+      const body = randomBytes(64 * MiB)
+      socket.write(`POST /slow HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\n\r\n`)
+      socket.write(body)
+      // The lane stops reading once the twin is full: the rest waits in the
+      // client's socket, not in the server (before: all of it read).
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(socket.writableLength).toBeGreaterThan(16 * MiB)
+      app.release()
+      while (!received.endsWith('\n')) await once(socket, 'data')
+      expect(received).toMatch(new RegExp(`\r\n\r\nPOST ${body.length} ${sha(body)}\n$`))
+    } finally {
+      socket.destroy()
+      await app.stop()
+    }
+  })
+
+  test('a client gone mid-body: the app hears it, the lane goes on', async () => {
+    const app = await start()
+    try {
+      const socket = net.connect(app.port, '127.0.0.1')
+      await once(socket, 'connect')
+      socket.write('POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n' + 'x'.repeat(5000))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      socket.destroy()
+      const res = await fetch(`http://127.0.0.1:${app.port}/a.txt`)
+      expect(await res.text()).toBe('alpha\n')
+      expect(app.seen).toEqual(['POST /echo', 'GET /a.txt'])
+    } finally {
+      await app.stop()
+    }
+  })
+})
+
+// The attack of issue 62 item 3 with a body in front: before, the connection
+// went to Node for good and its parse of the read made every request at once.
+describe.runIf(zeroCopyAvailable)('a request with a body no longer opens the pipeline', () => {
+  test.each([
+    ['a POST with a body', REQ('POST', '/echo', 'hello')],
+    ['GET with Content-Length: 0', REQ('GET', '/big.bin', '')],
+    ['a DELETE', REQ('DELETE', '/ignore')],
+    ['If-Match (a condition the lane does not answer)', REQ('GET', '/big.bin', null, 'If-Match: *\r\n')]
+  ])('%s, then 32 GETs of a big file, never read: the app sees at most two', async (_, first) => {
+    const app = await start()
+    const socket = net.connect(app.port, '127.0.0.1')
+    try {
+      socket.on('error', () => {})
+      await once(socket, 'connect')
+      socket.pause() // never read
+      socket.write(first + REQ('GET', '/big.bin').repeat(32))
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      // The first request, and the first big file whose body stalls.
+      expect(app.seen.length).toBeLessThanOrEqual(2)
+      expect(app.seen.length).toBeGreaterThanOrEqual(1)
+    } finally {
+      socket.destroy()
+      await app.stop()
+    }
+  })
+})
