@@ -23,6 +23,7 @@
 
 #include <cstring>
 
+#include "request_bytes.h"
 #include "request_head.h"
 
 namespace zcopy {
@@ -40,35 +41,6 @@ constexpr const char* kMethods[] = {
 };
 
 constexpr const char* kDeferredNames[] = {"transfer-encoding", "upgrade", "expect", "proxy-connection"};
-
-bool IsTchar(unsigned char c) {
-  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-  return c != '\0' && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
-}
-
-bool IsTargetByte(unsigned char c) {
-  return c > 0x20 && c < 0x7F && c != '#';
-}
-
-bool IsValueByte(unsigned char c) {
-  return c == '\t' || (c >= 0x20 && c != 0x7F);
-}
-
-bool IsOws(unsigned char c) {
-  return c == ' ' || c == '\t';
-}
-
-unsigned char Lower(unsigned char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + ('a' - 'A')) : c;
-}
-
-bool NameIs(const unsigned char* name, size_t length, const char* lower) {
-  if (std::strlen(lower) != length) return false;
-  for (size_t i = 0; i < length; ++i) {
-    if (Lower(name[i]) != static_cast<unsigned char>(lower[i])) return false;
-  }
-  return true;
-}
 
 // The method at data[0, size): kComplete with *at past its space, kIncomplete
 // when the bytes so far start one of them, else kDefer.
@@ -88,13 +60,8 @@ FrameResult Method(const unsigned char* data, size_t size, size_t* at) {
   return prefix ? FrameResult::kIncomplete : FrameResult::kDefer;
 }
 
-// The literal at data[*at]: as Match in request_head.cc.
 FrameResult Literal(const unsigned char* data, size_t size, size_t* at, const char* literal) {
-  for (; *literal != '\0'; ++literal, ++*at) {
-    if (*at == size) return FrameResult::kIncomplete;
-    if (data[*at] != static_cast<unsigned char>(*literal)) return FrameResult::kDefer;
-  }
-  return FrameResult::kComplete;
+  return MatchLiteral<FrameResult>(data, size, at, literal);
 }
 
 // A Content-Length value (OWS trimmed already): → its number, or -1.
@@ -163,15 +130,13 @@ FrameResult Frame(const unsigned char* data, size_t size, RequestFrame* frame) {
     if (NameIs(name_bytes, name_length, "content-length")) {
       // llhttp takes spaces after the digits, not tabs; a second one it refuses.
       const int64_t length = LengthOf(data + value, value_end - value);
-      const bool tab_after = std::memchr(data + value_end, '\t', at - 2 - value_end) != nullptr;
-      if (has_length || length < 0 || tab_after) return FrameResult::kDefer;
+      if (has_length || length < 0 || HasTab(data + value_end, at - 2 - value_end)) return FrameResult::kDefer;
       has_length = true;
       frame->body_length = static_cast<uint64_t>(length);
     } else if (NameIs(name_bytes, name_length, "connection")) {
       // A tab inside or after the token: llhttp reads tokens otherwise.
-      const unsigned char* tab = static_cast<const unsigned char*>(std::memchr(data + value, '\t', at - 2 - value));
       const int token = ConnectionToken(data + value, value_end - value);
-      if (connection != -2 || token < 0 || tab != nullptr) return FrameResult::kDefer;
+      if (connection != -2 || token < 0 || HasTab(data + value, at - 2 - value)) return FrameResult::kDefer;
       connection = token;
     }
   }

@@ -26,72 +26,11 @@
 // kMaxRequestHeadBytes bytes were given.
 #include "request_head.h"
 
-#include <cstring>
+#include "request_bytes.h"
 
 namespace zcopy {
 
 namespace {
-
-// The RFC 9110 token characters: "!#$%&'*+-.^_`|~", digits and letters.
-bool IsTchar(unsigned char c) {
-  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-  switch (c) {
-    case '!':
-    case '#':
-    case '$':
-    case '%':
-    case '&':
-    case '\'':
-    case '*':
-    case '+':
-    case '-':
-    case '.':
-    case '^':
-    case '_':
-    case '`':
-    case '|':
-    case '~':
-      return true;
-    default:
-      return false;
-  }
-}
-
-// A target byte: printable ASCII but SP and '#' (a fragment, which llhttp
-// reads in a state of its own).
-bool IsTargetByte(unsigned char c) {
-  return c > 0x20 && c < 0x7F && c != '#';
-}
-
-// A field value byte: HTAB, SP, VCHAR, obs-text; no other control, no DEL.
-bool IsValueByte(unsigned char c) {
-  return c == '\t' || (c >= 0x20 && c != 0x7F);
-}
-
-bool IsOws(unsigned char c) {
-  return c == ' ' || c == '\t';
-}
-
-bool HasTab(const unsigned char* bytes, size_t length) {
-  return std::memchr(bytes, '\t', length) != nullptr;
-}
-
-// Whether name[0, length) is the start of `lower` (a lowercase literal),
-// ignoring ASCII case.
-bool NameStarts(const unsigned char* name, size_t length, const char* lower) {
-  for (size_t i = 0; i < length; ++i) {
-    if (lower[i] == '\0') return false;
-    unsigned char c = name[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c + ('a' - 'A'));
-    if (c != static_cast<unsigned char>(lower[i])) return false;
-  }
-  return true;
-}
-
-// Whether name[0, length) is `lower`, ignoring ASCII case.
-bool NameIs(const unsigned char* name, size_t length, const char* lower) {
-  return NameStarts(name, length, lower) && lower[length] == '\0';
-}
 
 // Names whose presence takes the head out of the subset.
 constexpr const char* kDeferredNames[] = {
@@ -99,14 +38,8 @@ constexpr const char* kDeferredNames[] = {
     "if-match",       "if-unmodified-since", "if-range", "proxy-connection",
 };
 
-// Outcome of matching `literal` at data[*at]: kComplete when all of it is
-// there (and *at moves past it), kIncomplete when the input ends in agreement.
 HeadResult Match(const unsigned char* data, size_t size, size_t* at, const char* literal) {
-  for (; *literal != '\0'; ++literal, ++*at) {
-    if (*at == size) return HeadResult::kIncomplete;
-    if (data[*at] != static_cast<unsigned char>(*literal)) return HeadResult::kDefer;
-  }
-  return HeadResult::kComplete;
+  return MatchLiteral<HeadResult>(data, size, at, literal);
 }
 
 // The parse of data[0, size), size at most kMaxRequestHeadBytes (so every
