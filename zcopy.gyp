@@ -19,6 +19,7 @@
             "src/socket_cork.cc",
             "src/socket_room.cc",
             "src/probe.cc",
+            "src/request_body.cc",
             "src/request_frame.cc",
             "src/request_head.cc",
             "src/request_head_binding.cc",

@@ -208,13 +208,13 @@ export interface NativeLane {
  * that pipelines requests holds one request's memory, not one per request
  * sent. It answers in C the requests it was offered answers for
  * (`lane.offer` as serveStatic's `onReplayable`); it lends every other
- * request (any method Node knows but CONNECT, its Content-Length body as it
- * arrives and no faster than the server reads it) to the server through a
+ * request (any method Node knows but CONNECT, its body as it arrives and
+ * no faster than the server reads it) to the server through a
  * twin of the connection (`req.socket`: remoteAddress, remotePort,
  * localAddress, localPort, address(); setTimeout, setNoDelay and
  * setKeepAlive do nothing), and hands the server, for good, a connection
- * whose request has a chunked body, an upgrade, Expect, or a head it cannot
- * frame exactly as Node does. Call `lane.listen()` instead of
+ * whose request has an upgrade, Expect, or a head it cannot frame exactly as
+ * Node does. Call `lane.listen()` instead of
  * `server.listen()`. Throws `ERR_ZCOPY_NO_ADDON` where the native addon did
  * not load, a TypeError for anything but a node:http Server.
  */

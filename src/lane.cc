@@ -24,6 +24,7 @@
 #include "lane_table.h"
 #include "pending_changes.h"
 #include "plain_allocator.h"
+#include "request_body.h"
 #include "request_frame.h"
 #include "request_head.h"
 #include "tuning.h"
@@ -87,11 +88,14 @@ struct LaneConnection {
   bool writes_lent = false;     // `out` holds Node's bytes (Node logs that answer)
   bool lent_answering = false;  // Node began writing the lent request's answer
   bool peer_ended = false;      // the client's FIN came while Node answered
-  // The request's body not read yet: while lent, read as it comes and handed
-  // to Node (onBody) unless Node's twin is full (body_paused); once Node's
-  // answer is done, read and dropped, as Node drops a body it did not read.
-  uint64_t body_left = 0;
+  // The request's body not read yet (done: none): while lent, read as it
+  // comes and handed to Node (onBody) unless Node's twin is full
+  // (body_paused); once Node's answer is done, read and dropped, as Node
+  // drops a body it did not read.
+  BodyFraming body;
   bool body_paused = false;
+
+  bool BodyLeft() const { return !body.Done(); }
   bool file_short = false;      // a lent file ended before its range did
   bool lingering = false;       // answered and shut for writing (LaneCore::Linger)
   bool unsent_limited = false;  // TCP_NOTSENT_LOWAT lowered (LimitUnsent), once
@@ -418,7 +422,7 @@ class LaneCore {
     LaneCore* self = conn->core;
     if (status < 0) return self->Close(conn);
     if (conn->lingering) return self->Drain(conn);
-    const bool body = conn->body_left > 0 && !(conn->lent && conn->body_paused);
+    const bool body = conn->BodyLeft() && !(conn->lent && conn->body_paused);
     if (body && (events & UV_READABLE) != 0 && (events & UV_DISCONNECT) == 0) {
       self->ReadBody(conn);
       events &= ~UV_READABLE;
@@ -441,14 +445,15 @@ class LaneCore {
       return;
     }
     if ((events & UV_READABLE) == 0) return;
-    if (conn->body_left > 0) return self->ReadBody(conn);  // the rest of a body Node did not read
+    if (conn->BodyLeft()) return self->ReadBody(conn);  // the rest of a body Node did not read
     self->ReadSome(conn);
   }
 
-  // One read of the request body still to come (body_left): to Node while
-  // the request is lent (onBody), else dropped; bytes past the body are the
-  // next requests (pending). The client's end before the body's is the
-  // client going away (Node hears it: onGone).
+  // One read of the request body still to come: to Node while the request
+  // is lent (onBody), else dropped; bytes past the body are the next
+  // requests (pending). The client's end before the body's is the client
+  // going away (Node hears it: onGone); a chunked body outside what
+  // request_body.cc reads closes the connection (where it ends is not known).
   void ReadBody(LaneConnection* conn) {
     ssize_t n;
     do {
@@ -458,15 +463,15 @@ class LaneCore {
     if (n <= 0) return Close(conn);
     conn->last_ms = NowMs(loop);
     const size_t got = static_cast<size_t>(n);
-    const size_t body = conn->body_left < got ? static_cast<size_t>(conn->body_left) : got;
-    conn->body_left -= body;
+    const size_t body = conn->body.Take(read_buffer, got);
+    if (conn->body.Failed()) return Close(conn);
     if (body < got) conn->pending.append(read_buffer + body, got - body);
     if (conn->lent) {
-      if (conn->body_left == 0) WatchLent(conn);
-      CallBody(conn, read_buffer, body);
+      if (!conn->BodyLeft()) WatchLent(conn);
+      if (body > 0) CallBody(conn, read_buffer, body);
       return;
     }
-    if (conn->body_left == 0) ReadOn(conn);
+    if (!conn->BodyLeft()) ReadOn(conn);
   }
 
   void ReadSome(LaneConnection* conn) {
@@ -567,19 +572,28 @@ class LaneCore {
       conn->pending.assign(data, size);
       return true;
     }
-    const uint64_t whole = frame.head_length + frame.body_length;
-    // As below: a request that closes, with bytes after it, is Node's.
-    if (framed == FrameResult::kDefer || (size > whole && frame.closes)) {
+    if (framed == FrameResult::kDefer) {
       HandOff(conn, data, size);
       return false;
     }
-    if (size >= whole) {
-      Lend(conn, data, static_cast<size_t>(whole), size);
+    // The body: as much of it as was read with the head (all of it, or all
+    // that was read); a chunked body outside what request_body.cc reads is
+    // Node's to read, as any head the framing defers.
+    BodyFraming body;
+    if (frame.chunked) {
+      body.ExpectChunked();
     } else {
-      conn->body_left = whole - size;  // read as it comes (ReadBody)
-      conn->body_paused = false;
-      Lend(conn, data, size, size);
+      body.ExpectLength(frame.body_length);
     }
+    const size_t whole = frame.head_length + body.Take(data + frame.head_length, size - frame.head_length);
+    // As below: a request that closes, with bytes after it, is Node's.
+    if (body.Failed() || (size > whole && frame.closes)) {
+      HandOff(conn, data, size);
+      return false;
+    }
+    conn->body = body;  // what is left of it is read as it comes (ReadBody)
+    conn->body_paused = false;
+    Lend(conn, data, whole, size);
     return false;
   }
 
@@ -588,7 +602,7 @@ class LaneCore {
   void OnWritable(LaneConnection* conn) {
     if (Write(conn) != Sent::kDone) return;
     if (conn->lent) return CallLent(on_written, conn, nullptr, 0);
-    if (conn->body_left > 0) return;  // the rest of a body Node did not read: dropped first
+    if (conn->BodyLeft()) return;  // the rest of a body Node did not read: dropped first
     if (conn->pending.empty()) return;
     std::string bytes;
     bytes.swap(conn->pending);
@@ -598,7 +612,7 @@ class LaneCore {
   // A lent connection's events: its client going away (unless it went
   // already) and the request's body while Node takes it.
   void WatchLent(LaneConnection* conn) {
-    const bool body = conn->body_left > 0 && !conn->body_paused;
+    const bool body = conn->BodyLeft() && !conn->body_paused;
     const int events = (conn->peer_ended ? 0 : UV_DISCONNECT) | (body ? UV_READABLE : 0);
     if (events == 0) {
       uv_poll_stop(&conn->poll);
@@ -611,7 +625,7 @@ class LaneCore {
   // a body Node did not read is dropped, then the requests behind are read.
   void ReadOn(LaneConnection* conn) {
     uv_poll_start(&conn->poll, UV_READABLE, OnConnectionEvent);
-    if (conn->body_left > 0 || conn->pending.empty()) return;
+    if (conn->BodyLeft() || conn->pending.empty()) return;
     std::string bytes;
     bytes.swap(conn->pending);
     Process(conn, bytes.data(), bytes.size());
@@ -893,7 +907,7 @@ class LaneCore {
     conn->waits_writable = true;
     // A lent request's body keeps coming meanwhile (Node may answer while it
     // reads: an echo would wait on a client that waits on it).
-    const bool body = conn->lent && conn->body_left > 0 && !conn->body_paused;
+    const bool body = conn->lent && conn->BodyLeft() && !conn->body_paused;
     uv_poll_start(&conn->poll, UV_WRITABLE | (body ? UV_READABLE : 0), OnConnectionEvent);
     return Sent::kWaiting;
   }
@@ -1725,7 +1739,7 @@ class Lane : public Napi::ObjectWrap<Lane> {
   // (off while Node's twin holds as much as it takes: its backpressure).
   Napi::Value ReadBody(const Napi::CallbackInfo& info) {
     LaneConnection* conn = LentOf(info[0]);
-    if (conn != nullptr && conn->body_left > 0) {
+    if (conn != nullptr && conn->BodyLeft()) {
       conn->body_paused = !info[1].ToBoolean().Value();
       if (conn->waits_writable) {
         core_->WaitWritable(conn);

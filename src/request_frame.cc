@@ -12,12 +12,15 @@
 //                 and obs-text, CRLF (no obs-fold, no bare LF);
 //   the body      Content-Length at most once, its value 1 to
 //                 kMaxContentLengthDigits digits (spaces or tabs before,
-//                 spaces after);
-//                 none: no body (a request's, RFC 9112 §6.3);
+//                 spaces after); or, in HTTP/1.1 without Content-Length,
+//                 Transfer-Encoding once, its value "chunked" alone (any
+//                 case, spaces around): the body's framing is then read as
+//                 it comes (request_body.h); none: no body (a request's,
+//                 RFC 9112 §6.3);
 //   the end       CRLF, within kMaxRequestHeadBytes.
-// Deferred: Transfer-Encoding (chunked framing), Upgrade and Expect (Node
-// hands the socket on, or answers 100 itself), Proxy-Connection (llhttp reads
-// it as Connection), and a Connection field that is not one "close" or
+// Deferred: any other Transfer-Encoding, Upgrade and Expect (Node hands the
+// socket on, or answers 100 itself), Proxy-Connection (llhttp reads it as
+// Connection), and a Connection field that is not one "close" or
 // "keep-alive" token (the lane must know whether Node closes after its answer).
 #include "request_frame.h"
 
@@ -40,7 +43,7 @@ constexpr const char* kMethods[] = {
     "SOURCE", "SUBSCRIBE", "UNBIND", "UNLINK",   "UNLOCK",    "UNSUBSCRIBE",
 };
 
-constexpr const char* kDeferredNames[] = {"transfer-encoding", "upgrade", "expect", "proxy-connection"};
+constexpr const char* kDeferredNames[] = {"upgrade", "expect", "proxy-connection"};
 
 // The method at data[0, size): kComplete with *at past its space, kIncomplete
 // when the bytes so far start one of them, else kDefer.
@@ -99,13 +102,17 @@ FrameResult Frame(const unsigned char* data, size_t size, RequestFrame* frame) {
   if (result != FrameResult::kComplete) return result;
 
   bool has_length = false;
+  bool chunked = false;
   int connection = -2;  // not sent
   for (;;) {
     if (at == size) return FrameResult::kIncomplete;
     if (data[at] == '\r') {
       result = Literal(data, size, &at, "\r\n");
       if (result != FrameResult::kComplete) return result;
+      // llhttp refuses both (strict), and Transfer-Encoding in HTTP/1.0.
+      if (chunked && (has_length || http10)) return FrameResult::kDefer;
       frame->head_length = static_cast<uint32_t>(at);
+      frame->chunked = chunked;
       frame->closes = connection == 1 || (http10 && connection != 0);
       return FrameResult::kComplete;
     }
@@ -133,6 +140,10 @@ FrameResult Frame(const unsigned char* data, size_t size, RequestFrame* frame) {
       if (has_length || length < 0 || HasTab(data + value_end, at - 2 - value_end)) return FrameResult::kDefer;
       has_length = true;
       frame->body_length = static_cast<uint64_t>(length);
+    } else if (NameIs(name_bytes, name_length, "transfer-encoding")) {
+      const bool only_chunked = NameIs(data + value, value_end - value, "chunked");
+      if (chunked || !only_chunked || HasTab(data + value_end, at - 2 - value_end)) return FrameResult::kDefer;
+      chunked = true;
     } else if (NameIs(name_bytes, name_length, "connection")) {
       // A tab inside or after the token: llhttp reads tokens otherwise.
       const int token = ConnectionToken(data + value, value_end - value);

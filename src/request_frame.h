@@ -12,7 +12,7 @@
 namespace zcopy {
 
 enum class FrameResult {
-  kComplete,    // a whole head: head_length bytes, then body_length of body
+  kComplete,    // a whole head: head_length bytes, then its body
   kIncomplete,  // a valid prefix of one: read more (never past the limit)
   kDefer        // outside what it frames: hand the connection to Node
 };
@@ -20,6 +20,7 @@ enum class FrameResult {
 struct RequestFrame {
   uint32_t head_length = 0;  // bytes through the blank line's CRLF
   uint64_t body_length = 0;  // Content-Length, 0 without one
+  bool chunked = false;      // Transfer-Encoding: chunked (request_body.h reads it)
   bool closes = false;       // Node closes the connection after its answer
 };
 

@@ -6,10 +6,14 @@
 // are there only for 'complete', the values as latin1 strings (Node's reading
 // of header bytes) or undefined for a field not sent. The native lane calls
 // ParseRequestHead itself, without this.
-// frameRequest(buffer) → { result, length, bodyLength, closes }: the same for
-// FrameRequest (request_frame.h), for test/engine/request-frame*.test.mjs.
+// frameRequest(buffer) → { result, length, bodyLength, chunked, closes,
+// body }: the same for FrameRequest (request_frame.h), for
+// test/engine/request-frame*.test.mjs, with what BodyFraming
+// (request_body.h) makes of the bytes after the head: body 'done' (then
+// bodyLength is where it ended, for a chunked body too), 'more' or 'failed'.
 #include "request_head_binding.h"
 
+#include "request_body.h"
 #include "request_frame.h"
 #include "request_head.h"
 
@@ -71,8 +75,19 @@ Napi::Value FrameRequestJs(const Napi::CallbackInfo& info) {
   out.Set("result",
           Napi::String::New(env, ResultName(result == FrameResult::kComplete, result == FrameResult::kIncomplete)));
   if (result != FrameResult::kComplete) return out;
+  BodyFraming body;
+  if (frame.chunked) {
+    body.ExpectChunked();
+  } else {
+    body.ExpectLength(frame.body_length);
+  }
+  const size_t taken = body.Take(reinterpret_cast<const char*>(bytes.Data()) + frame.head_length,
+                                 bytes.ByteLength() - frame.head_length);
   out.Set("length", Napi::Number::New(env, frame.head_length));
-  out.Set("bodyLength", Napi::Number::New(env, static_cast<double>(frame.body_length)));
+  out.Set("bodyLength",
+          Napi::Number::New(env, frame.chunked ? static_cast<double>(taken) : static_cast<double>(frame.body_length)));
+  out.Set("chunked", Napi::Boolean::New(env, frame.chunked));
+  out.Set("body", Napi::String::New(env, body.Done() ? "done" : body.Failed() ? "failed" : "more"));
   out.Set("closes", Napi::Boolean::New(env, frame.closes));
   return out;
 }

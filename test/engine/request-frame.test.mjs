@@ -40,7 +40,31 @@ describe.runIf(native !== null)('frameRequest, case by case', () => {
     ['If-Match and a duplicated field (the head parser defers both)', request('GET / HTTP/1.1', 'If-Match: "a"', 'Host: a', 'Host: b'), { bodyLength: 0 }],
     ['M-SEARCH', request('M-SEARCH / HTTP/1.1', 'Host: a'), { bodyLength: 0 }]
   ])('%s', (_, text, expected) => {
-    expect(frame(text)).toEqual({ result: 'complete', length: text.length, bodyLength: 0, closes: false, ...expected })
+    const body = (expected.bodyLength ?? 0) > 0 ? 'more' : 'done' // (no body bytes given)
+    expect(frame(text)).toEqual({ result: 'complete', length: text.length, bodyLength: 0, chunked: false, closes: false, body, ...expected })
+  })
+
+  const CHUNKED = request('POST /up HTTP/1.1', 'Host: a', 'Transfer-Encoding: chunked')
+  it.each([
+    ['two chunks and the last', '5\r\nhello\r\n3\r\nabc\r\n0\r\n\r\n', 'done'],
+    ['hex in either case, leading zeros', 'a\r\n0123456789\r\n0F\r\n0123456789abcde\r\n000\r\n\r\n', 'done'],
+    ['trailers', '1\r\nx\r\n0\r\nX-Sum: 1\r\nx-b:\r\n\r\n', 'done'],
+    ['cut in a chunk', '5\r\nhel', 'more'],
+    ['cut before the final CRLF', '0\r\n', 'more'],
+    ['a chunk extension', '5;x=1\r\nhello\r\n0\r\n\r\n', 'failed'],
+    ['a space after the size', '5 \r\nhello\r\n0\r\n\r\n', 'failed'],
+    ['no CRLF after the data', '5\r\nhelloX\r\n0\r\n\r\n', 'failed'],
+    ['a bare LF', '5\nhello\r\n0\r\n\r\n', 'failed'],
+    ['no size', '\r\nhello\r\n0\r\n\r\n', 'failed'],
+    ['16 hex digits', '0000000000000005\r\nhello\r\n0\r\n\r\n', 'failed'],
+    ['a folded trailer', '0\r\nX-A: 1\r\n folded\r\n\r\n', 'failed']
+  ])('a chunked body: %s', (_, body, outcome) => {
+    const framed = frame(CHUNKED + body + 'GET /next HTTP/1.1\r\n\r\n'.slice(0, outcome === 'done' ? undefined : 0))
+    expect(framed).toMatchObject({ result: 'complete', length: CHUNKED.length, chunked: true, body: outcome })
+    if (outcome === 'done') expect(framed.bodyLength).toBe(body.length)
+  })
+  it('Transfer-Encoding: Chunked, any case', () => {
+    expect(frame(request('PUT / HTTP/1.1', 'transfer-encoding:  CHUNKED ') + '0\r\n\r\n')).toMatchObject({ result: 'complete', chunked: true, body: 'done', bodyLength: 5 })
   })
 
   it.each([
@@ -51,7 +75,10 @@ describe.runIf(native !== null)('frameRequest, case by case', () => {
     ['a lowercase method', request('post / HTTP/1.1')],
     ['an asterisk target', request('OPTIONS * HTTP/1.1')],
     ['an absolute target', request('POST http://a/ HTTP/1.1')],
-    ['Transfer-Encoding', request('POST / HTTP/1.1', 'Transfer-Encoding: chunked')],
+    ['another Transfer-Encoding', request('POST / HTTP/1.1', 'Transfer-Encoding: gzip, chunked')],
+    ['Transfer-Encoding and Content-Length', request('POST / HTTP/1.1', 'Transfer-Encoding: chunked', 'Content-Length: 5')],
+    ['two Transfer-Encodings', request('POST / HTTP/1.1', 'Transfer-Encoding: chunked', 'Transfer-Encoding: chunked')],
+    ['Transfer-Encoding in HTTP/1.0', request('POST / HTTP/1.0', 'Transfer-Encoding: chunked')],
     ['Upgrade', request('GET / HTTP/1.1', 'Upgrade: websocket', 'Connection: Upgrade')],
     ['Expect', request('PUT / HTTP/1.1', 'Expect: 100-continue', 'Content-Length: 1')],
     ['Proxy-Connection', request('GET / HTTP/1.1', 'Proxy-Connection: close')],
@@ -128,15 +155,45 @@ async function nodeReads (bytes) {
   return { requests: seen, closes: /\r\nConnection: close\r\n/i.test(answers.split('\r\n\r\n')[0] + '\r\n') }
 }
 
+// A chunked body of `payload`: chunks of random sizes, hex in either case,
+// now and then a trailer or something llhttp reads that the lane does not.
+function chunkedBody (rand, payload) {
+  let out = ''
+  for (let at = 0; at < payload.length;) {
+    const size = 1 + rand.int(payload.length - at)
+    const hex = size.toString(16)
+    out += `${rand.chance(0.5) ? hex.toUpperCase() : hex}${rand.chance(0.1) ? ';ext=1' : ''}\r\n${payload.slice(at, at + size)}\r\n`
+    at += size
+  }
+  return out + '0\r\n' + (rand.chance(0.3) ? 'X-Trailer: t\r\n' : '') + '\r\n'
+}
+
 // A request of `method` built from a generated head (`text`), with a
-// Content-Length field of `length` (or none) and that many body bytes.
+// Content-Length field of `length` (or none) and that many body bytes, or
+// now and then a chunked body.
 function withMethodAndBody (rand, text, method) {
   let out = text.replace(/^[A-Z]+/, method)
+  if (rand.chance(0.2)) {
+    const payload = 'c'.repeat(rand.int(40))
+    return out.replace(/\r\n\r\n$/, '\r\nTransfer-Encoding: chunked\r\n\r\n') + chunkedBody(rand, payload)
+  }
   const length = rand.chance(0.6) ? rand.pick(LENGTHS) : null
   if (length === null) return out
   out = out.replace(/\r\n\r\n$/, `\r\nContent-Length: ${length}\r\n\r\n`)
   const count = /^\s*\d+\s*$/.test(length) ? Number(length.trim()) : 0
   return out + 'b'.repeat(Math.min(count, 64))
+}
+
+// The payload bytes of a chunked body's text.
+function chunkedLength (text) {
+  let length = 0
+  for (let at = 0; ;) {
+    const end = text.indexOf('\r\n', at)
+    const size = parseInt(text.slice(at, end), 16)
+    if (size === 0) return length
+    length += size
+    at = end + 2 + size + 2
+  }
 }
 
 it.runIf(native !== null)(`agrees with node:http on ${VALID} generated and ${MUTATED} mutated requests, each followed by another`, async () => {
@@ -145,22 +202,25 @@ it.runIf(native !== null)(`agrees with node:http on ${VALID} generated and ${MUT
     ...Array.from({ length: VALID }, () => withMethodAndBody(rand, validHead(rand), rand.pick(METHODS))),
     ...Array.from({ length: MUTATED }, () => withMethodAndBody(rand, mutatedHead(rand), rand.pick([...METHODS, 'GET', 'POST'])))
   ]
-  const counts = { complete: 0, incomplete: 0, defer: 0, withBody: 0, nextCompared: 0 }
+  const counts = { complete: 0, incomplete: 0, defer: 0, withBody: 0, chunked: 0, nextCompared: 0 }
   for (const [index, text] of texts.entries()) {
     const framed = frame(text)
     counts[framed.result]++
     if (framed.result !== 'complete') continue
     const where = `request ${index} (seed ${SEED}): ${JSON.stringify(text)}`
-    // The body generated is the one framed (longer ones are not sent whole).
+    // The body generated is the one framed (longer ones are not sent whole);
+    // a chunked one outside what the lane reads goes to Node whole.
+    if (framed.body !== 'done') continue
     const whole = framed.length + framed.bodyLength
-    if (whole > text.length) continue
     if (framed.bodyLength > 0) counts.withBody++
+    if (framed.chunked) counts.chunked++
     const node = await nodeReads(Buffer.from(text.slice(0, whole) + NEXT, 'latin1'))
     const [, method, target, minor] = /^(\S+) (\S+) HTTP\/1\.([01])/.exec(text)
     // HTTP/1.1 without Host: Node answers 400 itself (requireHostHeader),
     // its handler never sees the request, and reads on after it.
     const hostless = minor === '1' && !/\r\nhost:/i.test(text.slice(0, framed.length))
-    const firsts = hostless ? [] : [{ method, url: target, body: framed.bodyLength }]
+    const decoded = framed.chunked ? chunkedLength(text.slice(framed.length, whole)) : framed.bodyLength
+    const firsts = hostless ? [] : [{ method, url: target, body: decoded }]
     expect(node.requests.slice(0, firsts.length), where).toEqual(firsts)
     if (!hostless) expect(node.closes, `${where}: closes`).toBe(framed.closes)
     if (framed.closes) continue
@@ -171,7 +231,8 @@ it.runIf(native !== null)(`agrees with node:http on ${VALID} generated and ${MUT
   // The generator reaches both sides (about half the generated requests carry
   // a Content-Length or a Connection value it defers).
   expect(counts.complete).toBeGreaterThanOrEqual(VALID / 2)
-  expect(counts.nextCompared).toBeGreaterThan(100)
+  expect(counts.nextCompared).toBeGreaterThan(80)
   expect(counts.withBody).toBeGreaterThan(50)
+  expect(counts.chunked).toBeGreaterThan(20)
   expect(counts.defer).toBeGreaterThan(50)
 }, 120_000)
