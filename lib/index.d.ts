@@ -213,7 +213,7 @@ export interface NativeLane {
  * twin of the connection (`req.socket`: remoteAddress, remotePort,
  * localAddress, localPort, address(); setTimeout, setNoDelay and
  * setKeepAlive do nothing), and hands the server, for good, a connection
- * whose request has an upgrade, Expect, or a head it cannot frame exactly as
+ * whose request is an upgrade, or has a head it cannot frame exactly as
  * Node does. Call `lane.listen()` instead of
  * `server.listen()`. Throws `ERR_ZCOPY_NO_ADDON` where the native addon did
  * not load, a TypeError for anything but a node:http Server.

@@ -18,10 +18,14 @@
 //                 it comes (request_body.h); none: no body (a request's,
 //                 RFC 9112 §6.3);
 //   the end       CRLF, within kMaxRequestHeadBytes.
-// Deferred: any other Transfer-Encoding, Upgrade and Expect (Node hands the
-// socket on, or answers 100 itself), Proxy-Connection (llhttp reads it as
-// Connection), and a Connection field that is not one "close" or
-// "keep-alive" token (the lane must know whether Node closes after its answer).
+//   Connection    at most one Connection or Proxy-Connection field (llhttp
+//                 reads both alike), its value one "close" or "keep-alive"
+//                 token: the lane must know whether Node closes after its
+//                 answer, and no "upgrade" token means no upgrade (llhttp
+//                 upgrades on Upgrade with Connection: upgrade only), so an
+//                 Upgrade field is framed as any other. Expect is Node's to
+//                 answer (100 Continue, written through the twin, or 417).
+// Deferred: any other Transfer-Encoding, and any other Connection.
 #include "request_frame.h"
 
 #include <cstring>
@@ -42,8 +46,6 @@ constexpr const char* kMethods[] = {
     "MKCOL",  "MOVE",      "NOTIFY", "PROPFIND", "PROPPATCH", "PURGE",       "REBIND", "REPORT",     "SEARCH",
     "SOURCE", "SUBSCRIBE", "UNBIND", "UNLINK",   "UNLOCK",    "UNSUBSCRIBE",
 };
-
-constexpr const char* kDeferredNames[] = {"upgrade", "expect", "proxy-connection"};
 
 // The method at data[0, size): kComplete with *at past its space, kIncomplete
 // when the bytes so far start one of them, else kDefer.
@@ -122,9 +124,6 @@ FrameResult Frame(const unsigned char* data, size_t size, RequestFrame* frame) {
     if (data[at] != ':' || at == name) return FrameResult::kDefer;
     const unsigned char* name_bytes = data + name;
     const size_t name_length = at - name;
-    for (const char* deferred : kDeferredNames) {
-      if (NameIs(name_bytes, name_length, deferred)) return FrameResult::kDefer;
-    }
     ++at;
     while (at < size && IsOws(data[at])) ++at;
     const size_t value = at;
@@ -144,7 +143,7 @@ FrameResult Frame(const unsigned char* data, size_t size, RequestFrame* frame) {
       const bool only_chunked = NameIs(data + value, value_end - value, "chunked");
       if (chunked || !only_chunked || HasTab(data + value_end, at - 2 - value_end)) return FrameResult::kDefer;
       chunked = true;
-    } else if (NameIs(name_bytes, name_length, "connection")) {
+    } else if (NameIs(name_bytes, name_length, "connection") || NameIs(name_bytes, name_length, "proxy-connection")) {
       // A tab inside or after the token: llhttp reads tokens otherwise.
       const int token = ConnectionToken(data + value, value_end - value);
       if (connection != -2 || token < 0 || HasTab(data + value, at - 2 - value)) return FrameResult::kDefer;

@@ -8,7 +8,7 @@
 // request it has no answer for is lent to the server alone (twin.js), its
 // body as it comes, and the lane reads the connection's next request once
 // the server's answer is written. Every other connection it cannot go on
-// with (an upgrade, Expect, a head it cannot frame) comes back here as a
+// with (an upgrade, a head it cannot frame) comes back here as a
 // descriptor and the
 // bytes the lane read from it but did not consume, and becomes a net.Socket of
 // the server, the bytes put back in front: from then Node owns it, parses

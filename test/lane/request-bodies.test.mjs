@@ -198,6 +198,27 @@ describe.runIf(zeroCopyAvailable)('the lane reads a body only as fast as the app
   })
 })
 
+describe.runIf(zeroCopyAvailable)('Expect: 100-continue', () => {
+  test('Node writes 100 Continue through the lane, then the body comes and is read', async () => {
+    const app = await start()
+    try {
+      const socket = net.connect(app.port, '127.0.0.1')
+      let received = ''
+      socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
+      await once(socket, 'connect')
+      socket.write('PUT /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n')
+      while (!received.includes('\r\n\r\n')) await once(socket, 'data')
+      expect(received).toBe('HTTP/1.1 100 Continue\r\n\r\n')
+      socket.write('hello' + REQ('GET', '/a.txt', null, 'Connection: close\r\n'))
+      await once(socket, 'close')
+      expect(answers(received.slice('HTTP/1.1 100 Continue\r\n\r\n'.length)).map(({ body }) => body))
+        .toEqual([`PUT 5 ${sha(Buffer.from('hello'))}\n`, 'alpha\n'])
+    } finally {
+      await app.stop()
+    }
+  })
+})
+
 describe.runIf(zeroCopyAvailable)('a chunked body read as it comes', () => {
   test('dropped unread, then the next request; one outside what the lane reads closes the connection', async () => {
     const app = await start()
@@ -235,7 +256,10 @@ describe.runIf(zeroCopyAvailable)('a request with a body no longer opens the pip
     ['GET with Content-Length: 0', REQ('GET', '/big.bin', '')],
     ['a DELETE', REQ('DELETE', '/ignore')],
     ['If-Match (a condition the lane does not answer)', REQ('GET', '/big.bin', null, 'If-Match: *\r\n')],
-    ['a chunked POST', 'POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n']
+    ['a chunked POST', 'POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n'],
+    ['Expect: 100-continue with its body', REQ('POST', '/echo', 'hello', 'Expect: 100-continue\r\n')],
+    ['Upgrade without Connection: upgrade', REQ('GET', '/big.bin', null, 'Upgrade: websocket\r\n')],
+    ['Proxy-Connection: keep-alive', REQ('GET', '/big.bin', null, 'Proxy-Connection: keep-alive\r\n')]
   ])('%s, then 32 GETs of a big file, never read: the app sees at most two', async (_, first) => {
     const app = await start()
     const socket = net.connect(app.port, '127.0.0.1')
