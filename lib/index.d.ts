@@ -191,10 +191,11 @@ export interface NativeLane {
   /** `{ port, host }`, or `{ fd, host }`: accept from a listening socket this process was given (`host`: what the address reports, default `0.0.0.0`). */
   listen (where: { port?: number, host?: string, fd?: number }): Promise<NativeLaneAddress>
   /**
-   * No more connections; idle ones close at once, answers in flight get up to
-   * `timeoutMs` (default: until done; the server's timeouts bound them), then
-   * every connection is cut. Connections the lane handed to the server are
-   * the server's to close (`server.close()`, `server.closeAllConnections()`).
+   * `server.close()` for a server the lane is in front of: no more
+   * connections; idle ones (the lane's, and those lent or handed to the
+   * server) close at once, answers in flight get up to `timeoutMs` (default:
+   * until done; the server's timeouts bound them), each connection closed
+   * once idle, then every connection is cut and the server emits 'close'.
    */
   close (timeoutMs?: number): Promise<void>
   /** Once close() began: the answers the lane is still writing itself. */
@@ -214,8 +215,10 @@ export interface NativeLane {
  * localAddress, localPort, address(); setTimeout, setNoDelay and
  * setKeepAlive do nothing), and hands the server, for good, a connection
  * whose request is an upgrade, or has a head it cannot frame exactly as
- * Node does. Call `lane.listen()` instead of
- * `server.listen()`. Throws `ERR_ZCOPY_NO_ADDON` where the native addon did
+ * Node does. Call `lane.listen()` instead of `server.listen()`; the server
+ * emits 'listening' then (Node's headersTimeout and requestTimeout checks run
+ * on what the lane lends and hands it), and `lane.close()` instead of
+ * `server.close()`. Throws `ERR_ZCOPY_NO_ADDON` where the native addon did
  * not load, a TypeError for anything but a node:http Server.
  */
 export declare function nativeLane (server: HttpServer, options?: NativeLaneOptions): NativeLane

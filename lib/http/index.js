@@ -6,7 +6,7 @@
 const { createStaticHandler, sendFile, serveStatic } = require('./serving')
 const { protectServer } = require('./protect')
 const { badOption, HttpError, isHttpError } = require('./common')
-const { bytesBody, FileBody } = require('./delivery')
+const { bytesBody, FileBody, markFronted } = require('./delivery')
 const { DIRECTORY, locateFile, resolvePath, spellingBelow, splitUrl } = require('./target')
 const { acceptedCodings, codingNames, suffixOf } = require('./representation')
 const { AVAILABLE: COMPRESSION_ENCODINGS, brotliParams, defaultCacheDir } = require('./compress')
@@ -43,6 +43,8 @@ module.exports = {
   COMPRESSION_ENCODINGS,
   defaultCacheDir,
   defaultMaxOpenFiles,
+  // for the native lane (lib/lane), which owns a server's listening socket
+  markFronted,
   // for bench/http/compress-cost.js: the brotli settings compress: true uses
   brotliParams
 }

@@ -19,6 +19,7 @@ const http = require('node:http')
 const net = require('node:net')
 const engine = require('../engine')
 const { invalidArgType, validateInteger, validateObject } = require('../engine')
+const { markFronted } = require('../http')
 const { listenAddress } = require('./listen-address')
 const { CODINGS, readLaneRecords } = require('./records')
 const { LaneRows } = require('./rows')
@@ -63,9 +64,11 @@ function nativeLane (server, options = {}) {
 
 class NativeLane {
   constructor (server, onAnswer) {
+    this.server = server
     this.targets = new WeakMap() // request → its target as it came (an app may rewrite req.url)
+    this.handedOff = new Set() // the sockets handed to the server for good (close() ends them)
     let lending = null // the requests lent to the server (twin.js)
-    this.lane = new engine.Lane((fd, bytes) => handOff(server, fd, bytes), {
+    this.lane = new engine.Lane((fd, bytes) => this.handOff(fd, bytes), {
       // What Node's server writes, and when it closes an idle connection.
       keepAliveMs: server.keepAliveTimeout,
       keepAliveLine: server.keepAliveTimeout > 0 ? `Keep-Alive: timeout=${Math.floor(server.keepAliveTimeout / 1000)}\r\n` : '',
@@ -85,7 +88,9 @@ class NativeLane {
     this.rows = new LaneRows(this.lane) // the lane's rows, bounded (rows.js)
     this.usesTimer = setInterval(() => this.rows.takeHits(), USES_MS).unref()
     this.closing = null
+    this.listened = false
     this.offer = this.offer.bind(this)
+    markFronted(server)
   }
 
   offer (req, res, { fd, stat, bytes, range, source, whenDropped, used }) {
@@ -131,31 +136,71 @@ class NativeLane {
     const where = typeof port === 'object' && port !== null ? port : { port, host }
     const at = where.host ?? null
     if (at !== null && typeof at !== 'string') throw invalidArgType('host', 'a string', at)
+    let listening
     if (where.fd !== undefined) {
       const fd = validateInteger('fd', where.fd, 0, 2 ** 31 - 1)
-      return listenAddress(at ?? '0.0.0.0', () => this.lane.adopt(fd))
+      listening = listenAddress(at ?? '0.0.0.0', () => this.lane.adopt(fd))
+    } else {
+      const wanted = validateInteger('port', where.port ?? 0, 0, 65535)
+      const bind = (address, ipv6) => this.lane.listen(address, wanted, ipv6)
+      listening = at === null ? anyAddress(bind) : listenAddress(at, bind)
     }
-    const wanted = validateInteger('port', where.port ?? 0, 0, 65535)
-    const bind = (address, ipv6) => this.lane.listen(address, wanted, ipv6)
-    return at === null ? anyAddress(bind) : listenAddress(at, bind)
+    return listening.then((address) => {
+      this.announce()
+      return address
+    })
   }
 
-  // No more connections; the idle ones closed at once, the answers in flight
-  // given up to timeoutMs (by default, until they are done: the server's
-  // timeouts bound them); then every connection is cut. Once only: a second
-  // call gets the first's promise.
+  // The server hears that it serves, as from its own listen: Node starts its
+  // connection checks then (headersTimeout and requestTimeout on the requests
+  // the lane lends and the connections it hands off; closeIdleConnections()
+  // and closeAllConnections() reach them). server.address() stays null: the
+  // address is the lane's.
+  announce () {
+    if (this.listened) return
+    this.listened = true
+    this.server.emit('listening')
+  }
+
+  // The server takes the connection: `bytes` go back in front of what the
+  // socket reads next, so that its parser sees the request the lane began reading.
+  handOff (fd, bytes) {
+    let socket
+    try {
+      socket = new net.Socket({ fd, readable: true, writable: true })
+    } catch {
+      engine.closeFd(fd)
+      return
+    }
+    if (bytes.length > 0) socket.unshift(bytes)
+    this.handedOff.add(socket)
+    socket.once('close', () => this.handedOff.delete(socket))
+    this.server.emit('connection', socket)
+  }
+
+  // server.close() for a server the lane is in front of: no more
+  // connections; the idle ones closed at once, the lane's and the server's,
+  // the answers in flight given up to timeoutMs (by default, until they are
+  // done: the server's timeouts bound them), each connection closed once it
+  // is idle; then every connection is cut, and the server closes (its
+  // 'close'). Once only: a second call gets the first's promise.
   close (timeoutMs = Infinity) {
     if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw invalidArgType('timeoutMs', 'a number of milliseconds, 0 or more (Infinity: until done)', timeoutMs)
     if (this.closing !== null) return this.closing
-    const { lane } = this
+    const { lane, server, handedOff } = this
     lane.stop()
+    server.closeIdleConnections()
     const started = Date.now()
     this.closing = new Promise((resolve) => {
       const timer = setInterval(() => {
-        if (lane.connections() > 0 && Date.now() - started < timeoutMs) return
+        server.closeIdleConnections()
+        const busy = lane.connections() > 0 || handedOff.size > 0
+        if (busy && Date.now() - started < timeoutMs) return
         clearInterval(timer)
         clearInterval(this.usesTimer)
         lane.destroy()
+        for (const socket of handedOff) socket.destroy()
+        server.close()
         resolve()
       }, POLL_MS)
     })
@@ -229,20 +274,6 @@ function headOf (res) {
 // The part of the file a 206 sends, as the lane's add() takes it.
 function rangeFields (range) {
   return range === null ? {} : { start: range.start, length: range.end - range.start + 1 }
-}
-
-// The server takes the connection: `bytes` go back in front of what the
-// socket reads next, so that its parser sees the request the lane began reading.
-function handOff (server, fd, bytes) {
-  let socket
-  try {
-    socket = new net.Socket({ fd, readable: true, writable: true })
-  } catch {
-    engine.closeFd(fd)
-    return
-  }
-  if (bytes.length > 0) socket.unshift(bytes)
-  server.emit('connection', socket)
 }
 
 module.exports = { nativeLane, laneLoaded }

@@ -14,6 +14,7 @@ import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import express from 'express'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { nativeLane, serveStatic, zeroCopyAvailable } from '../../lib/index.js'
@@ -34,7 +35,7 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 // answers /echo (the body's length and hash, read in full), /slow (reads
 // only once `release()` is called), /ignore (answers at once, reads nothing)
 // and the rest from serveStatic. `seen` lists each request the app saw.
-async function start ({ framework = 'http' } = {}) {
+async function start ({ framework = 'http', serverOptions = {} } = {}) {
   const seen = []
   let release
   const released = new Promise((resolve) => { release = resolve })
@@ -47,9 +48,10 @@ async function start ({ framework = 'http' } = {}) {
   }
   const routes = (req, res, next) => {
     seen.push(`${req.method} ${req.url}`)
-    if (req.url === '/echo') return echo(req, res)
-    if (req.url === '/slow') return released.then(() => echo(req, res))
-    if (req.url === '/ignore') return res.end('ignored\n')
+    const pathname = req.url.replace(/^http:\/\/[^/]+/, '') // (an absolute-form target too)
+    if (pathname === '/echo') return echo(req, res)
+    if (pathname === '/slow') return released.then(() => echo(req, res))
+    if (pathname === '/ignore') return res.end('ignored\n')
     serve(req, res, next)
   }
   let handler
@@ -61,17 +63,17 @@ async function start ({ framework = 'http' } = {}) {
   } else {
     handler = (req, res) => routes(req, res, () => { res.statusCode = 404; res.end('not here\n') })
   }
-  const server = http.createServer(handler)
+  const server = http.createServer(serverOptions, handler)
   const lane = nativeLane(server)
   const { port } = await lane.listen(0, '127.0.0.1')
   return {
     port,
     seen,
     release,
+    server,
+    lane,
     async stop () {
       await lane.close(1000)
-      server.closeAllConnections()
-      server.close()
       await serve.close()
     }
   }
@@ -244,6 +246,50 @@ describe.runIf(zeroCopyAvailable)('a chunked body read as it comes', () => {
       expect(await res.text()).toBe('alpha\n')
     } finally {
       await app.stop()
+    }
+  })
+})
+
+// Node's own connection checks reach what the lane lends and hands off: the
+// lane has the server emit 'listening' (Node starts them then), and its
+// close() closes the server's connections as server.close() would.
+describe.runIf(zeroCopyAvailable)('the server\'s timeouts and close', () => {
+  test.each([
+    ['lent', '/echo'],
+    ['handed off (an absolute-form target the lane does not frame)', 'http://a/echo']
+  ])('a body that stalls gets Node\'s 408 after requestTimeout: %s', async (_, target) => {
+    const app = await start({ serverOptions: { requestTimeout: 1000, headersTimeout: 1000, connectionsCheckingInterval: 100 } })
+    try {
+      const started = Date.now()
+      const received = await exchange(app.port, `POST ${target} HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n${'x'.repeat(10)}`)
+      expect(received).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900)
+    } finally {
+      await app.stop()
+    }
+  })
+
+  test('lane.close() closes idle connections, lent or handed off, and the server emits \'close\'', async () => {
+    const app = await start({ serverOptions: { keepAliveTimeout: 60000 } })
+    const sockets = []
+    try {
+      for (const target of ['/echo', 'http://a/echo']) {
+        const socket = net.connect(app.port, '127.0.0.1')
+        sockets.push(socket)
+        let received = ''
+        socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
+        await once(socket, 'connect')
+        socket.write(REQ('POST', target, 'hi'))
+        while (!received.endsWith('\n')) await once(socket, 'data')
+      }
+      // Idle: closed at once, not cut when the minute given is over.
+      const closed = once(app.server, 'close')
+      const late = sleep(10_000).then(() => 'late')
+      expect(await Promise.race([app.lane.close(60_000).then(() => 'closed'), late])).toBe('closed')
+      await closed
+      await Promise.all(sockets.map((socket) => socket.readyState === 'closed' ? null : once(socket, 'close')))
+    } finally {
+      for (const socket of sockets) socket.destroy()
     }
   })
 })

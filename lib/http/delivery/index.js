@@ -6,7 +6,8 @@
 // HTTP/1.1 requests answered one at a time.
 
 const { FileBody, bytesBody } = require('./file-body')
+const { markFronted } = require('./fronted')
 const { turnOf, waitForTurn } = require('./one-at-a-time')
 const { copiesBody, sendBody, sendBytes } = require('./send-body')
 
-module.exports = { FileBody, bytesBody, copiesBody, sendBody, sendBytes, turnOf, waitForTurn }
+module.exports = { FileBody, bytesBody, copiesBody, markFronted, sendBody, sendBytes, turnOf, waitForTurn }

@@ -27,6 +27,7 @@
 
 const http = require('node:http')
 const net = require('node:net')
+const { isFronted } = require('./fronted')
 const { watchHangup } = require('./hangup')
 const { readingHeldWhile } = require('./one-at-a-time')
 const { promiseOf } = require('../common')
@@ -153,7 +154,7 @@ function flushHeaders (req, res) {
 // reaped as soon as it is idle.
 function releaseIfClosing (res) {
   const server = res.socket && res.socket.server
-  if (!server || server.listening || typeof server.closeIdleConnections !== 'function') return
+  if (!server || server.listening || isFronted(server) || typeof server.closeIdleConnections !== 'function') return
   res.once('finish', () => server.closeIdleConnections())
 }
 

@@ -21,6 +21,7 @@ if (!isMainThread) {
     headTimeoutMs: 60000,
     onLog: () => {},
     onLend: () => {}, // the lent request is never answered
+    onBody: () => {},
     onWritten: () => {},
     onGone: () => {}
   })
