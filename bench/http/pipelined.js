@@ -5,30 +5,44 @@
 //
 //   node bench/http/pipelined.js [--connections 6] [--files big.bin,small.bin]
 //                                [--servers 'zcopy serve,serveStatic,nginx']
-//                                [--depth N] [--hold-ms 40000]
+//                                [--depth N] [--hold-ms 40000] [--warm-idle]
 //                                [--cli PATH] [--lib PATH]
 //
-// Each server in its own process, plain HTTP on loopback: `zcopy serve`, zcopy's
-// serveStatic in a node:http server (pipelined-server.js), nginx (tuned as in
-// nginx.js). Per server and file (big.bin: 8 MiB, small.bin: 100 bytes): the
+// Each server in its own process, plain HTTP on loopback: `zcopy serve`;
+// zcopy's serveStatic in a node:http server (serveStatic) or as Express
+// middleware (express), and either with zcopy.nativeLane in front
+// (serveStatic+lane, express+lane: the lane listening, serveStatic's
+// onReplayable lane.offer), the four by pipelined-server.js; nginx (tuned as
+// in nginx.js). --servers picks among them (default: zcopy serve, serveStatic
+// and nginx). Per server and file (big.bin: 8 MiB, small.bin: 100 bytes): the
 // connections open, each writes `GET /FILE` requests (74 bytes each, Host and
 // User-Agent) back to back for as long as its socket takes them (or --depth N
 // of them in one write), and reads nothing; the server's RSS (with its
 // children, from /proc) is read once they have stalled for --hold-ms (40 s:
 // past V8's memory reducer, which gives back the heap that a closed
 // connection's requests took) and it stopped moving, then the connections
-// close. zcopy closes a connection past 32 waiting requests
-// (lib/http/delivery/one-at-a-time.js): --depth 33 is the most one connection holds.
-// Prints the bytes the clients got to send, the RSS idle and loaded, and the
-// growth per connection beside nginx's. --cli: another checkout's
-// bin/zcopy.js; --lib: another checkout's lib/index.js, for an A/B.
+// close. Behind node:http, zcopy closes a connection past 32 waiting requests
+// (lib/http/delivery/one-at-a-time.js): --depth 33 is the most one connection
+// holds there. The lane (and zcopy serve's) reads a connection's next request
+// only once the answer to this one is written: one request, whatever the depth.
+// The idle RSS is read some 3 s after the server started, before V8's memory
+// reducer gives back its start's garbage (4-6 MiB of a Node server's, some
+// 8 s in): a loaded reading that holds less than that comes out below idle.
+// --warm-idle reads it as the loaded one instead: after one request for the
+// file answered whole (its target `/FILE?warm`, not the one the lane is
+// offered, so that the pipelined requests still reach the app) and
+// --hold-ms, so that the growth is the connections' alone, not the server's
+// first answer's nor its start's. Prints the bytes the clients got to send,
+// the RSS idle and loaded, and the growth per connection beside nginx's.
+// --cli: another checkout's bin/zcopy.js; --lib: another checkout's
+// lib/index.js, for an A/B (the +lane servers need one with nativeLane).
 
 const { fork } = require('node:child_process')
-const { once } = require('node:events')
 const { mkdtempSync, rmSync, writeFileSync } = require('node:fs')
+const http = require('node:http')
 const net = require('node:net')
 const { tmpdir } = require('node:os')
-const { join } = require('node:path')
+const { join, resolve: resolvePath } = require('node:path')
 const { freePort } = require('./free-port')
 const { machineLine } = require('./machine')
 const { nginxInstalled, startNginx } = require('./nginx')
@@ -37,7 +51,10 @@ const { startZcopyServe } = require('./zcopy-serve')
 const { parseOptions, usageError } = require('../lib/usage')
 
 const FILES = { 'big.bin': 8 * 2 ** 20, 'small.bin': 100 }
-const SERVERS = ['zcopy serve', 'serveStatic', 'nginx']
+const SERVERS = ['zcopy serve', 'serveStatic', 'serveStatic+lane', 'express', 'express+lane', 'nginx']
+const DEFAULT_SERVERS = ['zcopy serve', 'serveStatic', 'nginx']
+// pipelined-server.js's modes.
+const IN_NODE = ['serveStatic', 'serveStatic+lane', 'express', 'express+lane']
 const BATCH = 100 // requests per write
 
 function options () {
@@ -45,9 +62,10 @@ function options () {
     options: {
       connections: { type: 'string', default: '6' },
       files: { type: 'string', default: Object.keys(FILES).join(',') },
-      servers: { type: 'string', default: SERVERS.join(',') },
+      servers: { type: 'string', default: DEFAULT_SERVERS.join(',') },
       depth: { type: 'string' },
       'hold-ms': { type: 'string', default: '40000' },
+      'warm-idle': { type: 'boolean', default: false },
       cli: { type: 'string' },
       lib: { type: 'string' }
     }
@@ -62,17 +80,35 @@ function options () {
   for (const name of files) if (FILES[name] === undefined) usageError(__filename, `unknown file ${JSON.stringify(name)} (one of ${Object.keys(FILES).join(', ')})`)
   const servers = values.servers.split(',').map((name) => name.trim()).filter(Boolean)
   for (const name of servers) if (!SERVERS.includes(name)) usageError(__filename, `unknown server ${JSON.stringify(name)} (one of ${SERVERS.join(', ')})`)
-  return { connections, depth, holdMs, files, servers: servers.filter((name) => name !== 'nginx' || nginxInstalled()), cli: values.cli, lib: values.lib }
+  const lib = values.lib === undefined ? undefined : resolvePath(values.lib)
+  if (lib !== undefined && servers.some((name) => name.endsWith('+lane')) && typeof loadLib(lib, values.lib).nativeLane !== 'function') {
+    usageError(__filename, `--lib ${values.lib} has no nativeLane (it came with commit a6d05ab): the +lane servers cannot run with it`)
+  }
+  return { connections, depth, holdMs, warmIdle: values['warm-idle'], files, servers: servers.filter((name) => name !== 'nginx' || nginxInstalled()), cli: values.cli, lib }
 }
 
-async function startServeStatic (root, lib) {
-  const child = fork(join(__dirname, 'pipelined-server.js'), [root, ...(lib ? [lib] : [])], { stdio: 'inherit' })
-  const [{ port }] = await once(child, 'message')
+// The package at `lib` (its lib/index.js), or a usage error naming `given`.
+function loadLib (lib, given) {
+  try {
+    return require(lib)
+  } catch (err) {
+    usageError(__filename, `--lib ${given} does not load: ${err.message}`)
+  }
+}
+
+// serveStatic behind node:http or Express, with or without the lane: `mode`
+// (pipelined-server.js). → { port, pid, stop() } once it listens.
+async function startInNode (mode, root, lib) {
+  const child = fork(join(__dirname, 'pipelined-server.js'), [mode, root, ...(lib ? [lib] : [])], { stdio: 'inherit' })
+  const exited = new Promise((resolve) => child.once('exit', (...how) => resolve(how)))
+  const port = await new Promise((resolve, reject) => {
+    child.once('message', ({ port }) => resolve(port))
+    exited.then(([code, signal]) => reject(new Error(`pipelined-server.js ${mode} exited before listening (${signal ?? `exit code ${code}`})`)))
+  })
   return {
     port,
     pid: child.pid,
     async stop () {
-      const exited = once(child, 'exit')
       child.kill()
       await exited
     }
@@ -80,7 +116,7 @@ async function startServeStatic (root, lib) {
 }
 
 async function startServer (name, root, { cli, lib }) {
-  if (name === 'serveStatic') return startServeStatic(root, lib)
+  if (IN_NODE.includes(name)) return startInNode(name, root, lib)
   if (name === 'nginx') {
     const port = await freePort()
     return { port, ...await startNginx(root, port, 1) }
@@ -115,11 +151,23 @@ function pipeline (port, path, connections, depth) {
   }
 }
 
+// One GET of `path` on a connection of its own, its answer read whole.
+function answered (port, path) {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.resume()
+      res.on('end', resolve)
+      res.on('error', reject)
+    }).on('error', reject)
+  })
+}
+
 async function measure (name, file, root, settings) {
   const server = await startServer(name, root, settings)
   try {
     await sleep(1000)
-    const { rss: idle } = await settledRss(server.pid)
+    if (settings.warmIdle) await answered(server.port, `/${file}?warm`)
+    const { rss: idle } = await settledRss(server.pid, settings.warmIdle ? settings.holdMs : 0)
     const clients = pipeline(server.port, `/${file}`, settings.connections, settings.depth)
     const { rss: loaded, highest } = await settledRss(server.pid, settings.holdMs)
     const sent = clients.sent()
@@ -139,7 +187,8 @@ async function main () {
     for (const [file, size] of Object.entries(FILES)) writeFileSync(join(root, file), Buffer.alloc(size, 'z'))
     console.log(machineLine())
     const depth = settings.depth === Infinity ? 'as many as their sockets take' : `${settings.depth} in one write`
-    console.log(`${settings.connections} HTTP/1.1 connections that pipeline GET requests (${depth}) and never read, RSS after ${settings.holdMs} ms; ${new Date().toISOString()}`)
+    const idle = settings.warmIdle ? `, idle after one answer and ${settings.holdMs} ms` : ''
+    console.log(`${settings.connections} HTTP/1.1 connections that pipeline GET requests (${depth}) and never read, RSS after ${settings.holdMs} ms${idle}; ${new Date().toISOString()}`)
     console.log('| file | server | clients sent MiB | idle MiB | loaded MiB (highest) | growth per connection KiB | ÷ nginx |')
     console.log('|---|---|---:|---:|---:|---:|---:|')
     for (const file of settings.files) {

@@ -1,20 +1,21 @@
 'use strict'
 
 // One request the native lane lends to Node's HTTP server (issue 64): the
-// lane read its head (any method of Node's but CONNECT) and has no answer for
-// it, and keeps its connection. Node's server gets a twin of the connection
-// instead, a Duplex that reads the request's bytes (its body as the lane
-// reads it, which stops while the twin is full) and writes what Node answers through
-// the lane, which puts it on the connection in order, waits for room (the
-// twin's writes call back once the kernel took the bytes: Node's own
-// backpressure) and then reads the connection's next request itself. A file
-// body goes by the lane's sendfile (the engine's SEND_FILE protocol), not
-// through the twin's writes.
+// lane read its head (any method of Node's but CONNECT) and has no answer
+// for it, and keeps its connection. Node's server gets a twin of the
+// connection instead, a Duplex that reads the request's bytes (its body as
+// the lane reads it, which stops while the twin is full) and writes what
+// Node answers through the lane, which puts it on the connection in order,
+// waits for room (the twin's writes call back once the kernel took the
+// bytes: Node's own backpressure) and then reads the connection's next
+// request itself. A file body goes by the lane's sendfile (the engine's
+// SEND_FILE protocol), not through the twin's writes.
 //
 // lendTo(server, lane) → { lend, body, written, gone, lent }: the lane's
-// onLend, onBody, onWritten and onGone, and how many requests are lent now. One twin per lent request: once Node's answer is done
-// the twin is destroyed (Node's server lets go of it as of any closed socket)
-// and the lane carries on, or closes the connection when Node ended the twin
+// onLend, onBody, onWritten and onGone, and how many requests are lent now.
+// One twin per lent request: once Node's answer is done the twin is
+// destroyed (Node's server lets go of it as of any closed socket) and the
+// lane carries on, or closes the connection when Node ended the twin
 // (Connection: close, HTTP/1.0) or destroyed it (an answer cut short).
 
 const { Duplex } = require('node:stream')

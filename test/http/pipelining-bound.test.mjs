@@ -12,16 +12,16 @@
 // a compressed variant. At most 32 requests of one connection wait for their
 // turn: one more closes the connection, and the requests it held are let go.
 
-import { fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { brotliDecompressSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { zeroCopyAvailable } from '../../lib/index.js'
+import { REQUEST, connect, exchange, settledCount, startServer as startChild } from '../support/pipelining.mjs'
 
 const MiB = 2 ** 20
 // Bigger than what the kernel's buffers on both ends take on loopback, so that
@@ -30,7 +30,6 @@ const BIG = 32 * MiB
 // Node parses what one read of the connection brought (up to 64 KiB) whole: a
 // pause stops the next read, not the parse of this one. Requests of this size
 // fill a read with 1,928 of them.
-const REQUEST = (path) => `GET ${path} HTTP/1.1\r\nHost: a\r\n\r\n`
 const PER_READ = Math.ceil(64 * 1024 / REQUEST('/big.bin').length)
 // Requests of one connection that may wait for their turn; one more closes it.
 const MAX_WAITING = 32
@@ -59,49 +58,7 @@ beforeAll(() => {
 
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
-async function startServer (kind) {
-  const child = fork(new URL('./children/pipelining-server.mjs', import.meta.url), [kind, root], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: ['--expose-gc'] })
-  const [ready] = await once(child, 'message')
-  const ask = (cmd) => {
-    child.send({ cmd })
-    return once(child, 'message').then(([reply]) => reply)
-  }
-  return {
-    port: ready.port,
-    handled: () => ask('handled').then((reply) => reply.handled),
-    heap: () => ask('heap').then((reply) => reply.heap),
-    compressed: () => ask('compressed'),
-    async kill () {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      const exited = once(child, 'exit')
-      child.kill()
-      await exited
-    }
-  }
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function connect (port) {
-  const socket = net.connect(port, '127.0.0.1')
-  socket.on('error', () => {})
-  await once(socket, 'connect')
-  return socket
-}
-
-// The requests that reached the middleware once their count stopped moving for
-// `quietMs`, or as soon as it passed `bound`.
-async function settledCount (server, bound, quietMs = 1500) {
-  let count = await server.handled()
-  let since = Date.now()
-  while (Date.now() - since < quietMs && count <= bound) {
-    await sleep(100)
-    const now = await server.handled()
-    if (now !== count) since = Date.now()
-    count = now
-  }
-  return count
-}
+const startServer = (kind) => startChild(kind, root)
 
 describe.each(['http', 'express', 'sendFile'])('%s', (kind) => {
   test('a client that pipelines and never reads: the next requests are not read while the body goes out', async () => {
@@ -265,43 +222,4 @@ async function attack (server) {
   }
   socket.destroy()
   return handled
-}
-
-// Writes `requests` pipelined, in one write, and reads their responses in
-// order. → [{ status, headers, body }]
-function exchange (socket, requests) {
-  if (socket.destroyed || socket.readableEnded) return Promise.reject(new Error('the connection was closed before the requests were sent'))
-  socket.write(requests.map(({ path, method = 'GET', headers = {} }) =>
-    `${method} ${path} HTTP/1.1\r\nHost: a\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`).join(''))
-  return new Promise((resolve, reject) => {
-    const responses = []
-    let buffered = Buffer.alloc(0)
-    const onData = (chunk) => {
-      buffered = Buffer.concat([buffered, chunk])
-      for (;;) {
-        const headEnd = buffered.indexOf('\r\n\r\n')
-        if (headEnd < 0) return
-        const [statusLine, ...lines] = buffered.subarray(0, headEnd).toString('latin1').split('\r\n')
-        const headers = Object.fromEntries(lines.map((line) => {
-          const colon = line.indexOf(':')
-          return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()]
-        }))
-        const status = Number(statusLine.split(' ')[1])
-        const bodyless = requests[responses.length].method === 'HEAD' || status === 304
-        const length = bodyless ? 0 : Number(headers['content-length'] ?? NaN)
-        if (Number.isNaN(length)) return reject(new Error(`no Content-Length: ${statusLine}`))
-        if (buffered.length < headEnd + 4 + length) return
-        responses.push({ status, headers, body: buffered.subarray(headEnd + 4, headEnd + 4 + length) })
-        buffered = buffered.subarray(headEnd + 4 + length)
-        if (responses.length === requests.length) {
-          socket.off('data', onData)
-          socket.off('close', onClose)
-          return resolve(responses)
-        }
-      }
-    }
-    const onClose = () => reject(new Error(`connection closed after ${responses.length} of ${requests.length} responses`))
-    socket.on('data', onData)
-    socket.on('close', onClose)
-  })
 }
