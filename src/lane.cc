@@ -34,6 +34,14 @@ namespace zcopy {
 
 namespace {
 
+// One read of a connection's requests. What it does not consume waits in
+// the connection's `pending` while an answer blocks (a body by sendfile, a
+// lent request), so this bounds what a client that pipelines and reads
+// nothing holds here (nginx reads requests into a 1 KiB buffer, 8 KiB ones
+// for a long head); the rest waits in the kernel. A longer head is read on.
+constexpr size_t kRequestReadBytes = 4 * 1024;
+// One read of a body, or of what a lingering connection drains (a body's
+// read stops at its end when its length is known: BodyFraming::ReadSize).
 constexpr size_t kReadBytes = 64 * 1024;
 constexpr int kAcceptsPerWake = 64;
 constexpr int64_t kRevalidateMs = 1000;
@@ -457,7 +465,7 @@ class LaneCore {
   void ReadBody(LaneConnection* conn) {
     ssize_t n;
     do {
-      n = ::read(conn->fd.Get(), read_buffer, kReadBytes);
+      n = ::read(conn->fd.Get(), read_buffer, conn->body.ReadSize(kReadBytes, kRequestReadBytes));
     } while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n <= 0) return Close(conn);
@@ -476,7 +484,7 @@ class LaneCore {
 
   void ReadSome(LaneConnection* conn) {
     for (;;) {
-      ssize_t n = ::read(conn->fd.Get(), read_buffer, kReadBytes);
+      ssize_t n = ::read(conn->fd.Get(), read_buffer, kRequestReadBytes);
       if (n < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return;
@@ -501,7 +509,7 @@ class LaneCore {
       }
       // A short read took all there was: the poll (level-triggered) says
       // when more comes, with no read to find EAGAIN in between.
-      if (!more || static_cast<size_t>(n) < kReadBytes) return;
+      if (!more || static_cast<size_t>(n) < kRequestReadBytes) return;
     }
   }
 

@@ -39,6 +39,13 @@ void BodyFraming::ExpectChunked() {
   digits_ = 0;
 }
 
+size_t BodyFraming::ReadSize(size_t most, size_t some) const {
+  uint64_t known = some;
+  if (state_ == State::kLength) known = left_;
+  if (state_ == State::kData) known = left_ + 2;
+  return known < most ? static_cast<size_t>(known) : most;
+}
+
 size_t BodyFraming::Take(const char* data, size_t size) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(data);
   size_t at = 0;

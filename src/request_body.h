@@ -20,6 +20,11 @@ class BodyFraming {
   // known (nothing more is taken).
   size_t Take(const char* data, size_t size);
 
+  // How much to read next, at most `most`: no further than the body's end
+  // where it is known (a length, a chunk's data and its CRLF), else `some`
+  // (a chunk's size line may be followed by anything).
+  size_t ReadSize(size_t most, size_t some) const;
+
   bool Done() const { return state_ == State::kDone; }
   bool Failed() const { return state_ == State::kFailed; }
 
