@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "request_head.h"
+
 namespace zcopy {
 
 // The RFC 9110 token characters: "!#$%&'*+-.^_`|~", digits and letters.
@@ -79,6 +81,40 @@ Result MatchLiteral(const unsigned char* data, size_t size, size_t* at, const ch
     if (data[*at] != static_cast<unsigned char>(*literal)) return Result::kDefer;
   }
   return Result::kComplete;
+}
+
+// A field's value, from data[*at] just after its colon: the spaces and tabs
+// before it skipped (llhttp's to skip), its bytes read up to the first that
+// is not a value byte (*at moves there). → [start, end): the value without
+// the spaces and tabs after it (Node's to trim).
+struct ValueSpan {
+  size_t start;
+  size_t end;
+};
+
+inline ValueSpan ScanValue(const unsigned char* data, size_t size, size_t* at) {
+  while (*at < size && IsOws(data[*at])) ++*at;
+  ValueSpan value{*at, *at};
+  for (; *at < size && IsValueByte(data[*at]); ++*at) {
+    if (!IsOws(data[*at])) value.end = *at + 1;
+  }
+  return value;
+}
+
+// Runs a reader (read(bytes, size, &result) → Result) on data[0, size) as
+// Node bounds a head: the bytes past kMaxRequestHeadBytes are never needed,
+// and a head they would complete is deferred. *out is set only on kComplete.
+template <typename Result, typename Out, typename Read>
+Result WithinHeadLimit(const char* data, size_t size, Out* out, Read read) {
+  const size_t readable = size < kMaxRequestHeadBytes ? size : kMaxRequestHeadBytes;
+  Out parsed;
+  const Result result = read(reinterpret_cast<const unsigned char*>(data), readable, &parsed);
+  if (result == Result::kComplete) {
+    *out = parsed;
+    return result;
+  }
+  if (result == Result::kIncomplete && size >= kMaxRequestHeadBytes) return Result::kDefer;
+  return result;
 }
 
 }  // namespace zcopy

@@ -125,28 +125,23 @@ FrameResult Frame(const unsigned char* data, size_t size, RequestFrame* frame) {
     const unsigned char* name_bytes = data + name;
     const size_t name_length = at - name;
     ++at;
-    while (at < size && IsOws(data[at])) ++at;
-    const size_t value = at;
-    size_t value_end = at;
-    for (; at < size && IsValueByte(data[at]); ++at) {
-      if (!IsOws(data[at])) value_end = at + 1;
-    }
+    const ValueSpan value = ScanValue(data, size, &at);
     result = Literal(data, size, &at, "\r\n");
     if (result != FrameResult::kComplete) return result;
     if (NameIs(name_bytes, name_length, "content-length")) {
       // llhttp takes spaces after the digits, not tabs; a second one it refuses.
-      const int64_t length = LengthOf(data + value, value_end - value);
-      if (has_length || length < 0 || HasTab(data + value_end, at - 2 - value_end)) return FrameResult::kDefer;
+      const int64_t length = LengthOf(data + value.start, value.end - value.start);
+      if (has_length || length < 0 || HasTab(data + value.end, at - 2 - value.end)) return FrameResult::kDefer;
       has_length = true;
       frame->body_length = static_cast<uint64_t>(length);
     } else if (NameIs(name_bytes, name_length, "transfer-encoding")) {
-      const bool only_chunked = NameIs(data + value, value_end - value, "chunked");
-      if (chunked || !only_chunked || HasTab(data + value_end, at - 2 - value_end)) return FrameResult::kDefer;
+      const bool only_chunked = NameIs(data + value.start, value.end - value.start, "chunked");
+      if (chunked || !only_chunked || HasTab(data + value.end, at - 2 - value.end)) return FrameResult::kDefer;
       chunked = true;
     } else if (NameIs(name_bytes, name_length, "connection") || NameIs(name_bytes, name_length, "proxy-connection")) {
       // A tab inside or after the token: llhttp reads tokens otherwise.
-      const int token = ConnectionToken(data + value, value_end - value);
-      if (connection != -2 || token < 0 || HasTab(data + value, at - 2 - value)) return FrameResult::kDefer;
+      const int token = ConnectionToken(data + value.start, value.end - value.start);
+      if (connection != -2 || token < 0 || HasTab(data + value.start, at - 2 - value.start)) return FrameResult::kDefer;
       connection = token;
     }
   }
@@ -155,15 +150,7 @@ FrameResult Frame(const unsigned char* data, size_t size, RequestFrame* frame) {
 }  // namespace
 
 FrameResult FrameRequest(const char* data, size_t size, RequestFrame* frame) {
-  const size_t readable = size < kMaxRequestHeadBytes ? size : kMaxRequestHeadBytes;
-  RequestFrame framed;
-  const FrameResult result = Frame(reinterpret_cast<const unsigned char*>(data), readable, &framed);
-  if (result == FrameResult::kComplete) {
-    *frame = framed;
-    return result;
-  }
-  if (result == FrameResult::kIncomplete && size >= kMaxRequestHeadBytes) return FrameResult::kDefer;
-  return result;
+  return WithinHeadLimit<FrameResult>(data, size, frame, Frame);
 }
 
 }  // namespace zcopy

@@ -119,23 +119,18 @@ HeadResult Parse(const unsigned char* data, size_t size, RequestHead* head) {
     if ((span != nullptr && span->present) || (must_be_host && span != &head->host)) return HeadResult::kDefer;
     ++at;
 
-    while (at < size && IsOws(data[at])) ++at;
-    const size_t value = at;
-    size_t value_end = at;
-    for (; at < size && IsValueByte(data[at]); ++at) {
-      if (!IsOws(data[at])) value_end = at + 1;
-    }
+    const ValueSpan value = ScanValue(data, size, &at);
     // llhttp reads a Connection token followed by a tab as another token
     // ("close\t" keeps an HTTP/1.1 connection, "keep-alive\t" does not keep
     // an HTTP/1.0 one); trailing spaces leave the token as it is. Known once
     // the value has ended (at a byte that is not the value's).
-    if (span == &head->connection && at < size && HasTab(data + value_end, at - value_end)) {
+    if (span == &head->connection && at < size && HasTab(data + value.end, at - value.end)) {
       return HeadResult::kDefer;
     }
     result = Match(data, size, &at, "\r\n");
     if (result != HeadResult::kComplete) return result;
     if (span != nullptr) {
-      *span = {static_cast<uint32_t>(value), static_cast<uint32_t>(value_end - value), true};
+      *span = {static_cast<uint32_t>(value.start), static_cast<uint32_t>(value.end - value.start), true};
     }
   }
 }
@@ -143,17 +138,8 @@ HeadResult Parse(const unsigned char* data, size_t size, RequestHead* head) {
 }  // namespace
 
 HeadResult ParseRequestHead(const char* data, size_t size, RequestHead* head) {
-  // Node refuses a head longer than its limit; the bytes beyond it are never
-  // needed, and a head they would complete is deferred.
-  const size_t readable = size < kMaxRequestHeadBytes ? size : kMaxRequestHeadBytes;
-  RequestHead parsed;
-  const HeadResult result = Parse(reinterpret_cast<const unsigned char*>(data), readable, &parsed);
-  if (result == HeadResult::kComplete) {
-    *head = parsed;
-    return result;
-  }
-  if (result == HeadResult::kIncomplete && size >= kMaxRequestHeadBytes) return HeadResult::kDefer;
-  return result;
+  // Node refuses a head longer than its limit.
+  return WithinHeadLimit<HeadResult>(data, size, head, Parse);
 }
 
 }  // namespace zcopy
