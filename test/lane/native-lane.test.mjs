@@ -222,6 +222,26 @@ async function closeApp ({ serve, lane }) {
   await serve.close()
 }
 
+// A build for start(): a node:http server that counts each request, runs
+// `before(req, res)` (a rewrite of req.url, a header set), then serveStatic
+// with the lane's offer, or a bare 404.
+function servingAfter (before) {
+  return (seen) => {
+    let serve = null
+    const server = http.createServer((req, res) => {
+      seen.count++
+      before(req, res)
+      serve(req, res, () => {
+        res.statusCode = 404
+        res.end()
+      })
+    })
+    const lane = zcopy.nativeLane(server)
+    serve = zcopy.serveStatic(root, { onReplayable: lane.offer })
+    return { server, serve, lane }
+  }
+}
+
 // Makes `build`'s application and its lane listen on 127.0.0.1; closed after
 // the test. → { port, address, family, seen, server, serve, lane }
 async function start (build, laneOptions) {
@@ -327,20 +347,9 @@ describe.runIf(zeroCopyAvailable)('what is the target\'s own answer', () => {
   })
 
   test('node:http: a single-page app\'s fallback (req.url = \'/index.html\') is not replayed', async () => {
-    const seen = { count: 0 }
-    let serve = null
-    const server = http.createServer((req, res) => {
-      seen.count++
+    const { port, seen } = await start(servingAfter((req) => {
       if (req.url.startsWith('/app/')) req.url = '/index.html'
-      serve(req, res, () => {
-        res.statusCode = 404
-        res.end()
-      })
-    })
-    const lane = zcopy.nativeLane(server)
-    serve = zcopy.serveStatic(root, { onReplayable: lane.offer })
-    cleanups.push(() => closeApp({ server, serve, lane }))
-    const { port } = await lane.listen(0, '127.0.0.1')
+    }))
     const client = await connection(port)
     for (let i = 0; i < 3; i++) expect((await client.ask(GET('/app/settings'))).body.equals(INDEX)).toBe(true)
     expect(seen.count).toBe(3)
@@ -366,23 +375,11 @@ describe.runIf(zeroCopyAvailable)('an answer that is not for everyone is not rep
     public: ['Cache-Control', 'public, max-age=60']
   }
 
-  async function headersApp () {
-    const seen = { count: 0 }
-    let serve = null
-    const server = http.createServer((req, res) => {
-      seen.count++
+  function headersApp () {
+    return start(servingAfter((req, res) => {
       const field = FIELDS[new URL(req.url, 'http://x').search.slice(1)]
       if (field !== undefined) res.setHeader(...field)
-      serve(req, res, () => {
-        res.statusCode = 404
-        res.end()
-      })
-    })
-    const lane = zcopy.nativeLane(server)
-    serve = zcopy.serveStatic(root, { onReplayable: lane.offer })
-    cleanups.push(() => closeApp({ server, serve, lane }))
-    const { port } = await lane.listen(0, '127.0.0.1')
-    return { port, seen }
+    }))
   }
 
   // Three times the same request on one connection, each answered with the

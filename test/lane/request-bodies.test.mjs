@@ -79,17 +79,30 @@ async function start ({ framework = 'http', serverOptions = {} } = {}) {
   }
 }
 
-// Writes `bytes` on a fresh connection and collects everything until the
-// server closes it (→ latin1 string).
-async function exchange (port, bytes) {
+// A fresh connection to talk on: → { socket, text() (what came so far, as
+// latin1), until(done) (resolves once done(text) holds) }.
+async function talk (port) {
   const socket = net.connect(port, '127.0.0.1')
   let received = ''
   socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
   socket.on('error', () => {})
   await once(socket, 'connect')
+  return {
+    socket,
+    text: () => received,
+    async until (done) {
+      while (!done(received)) await once(socket, 'data')
+    }
+  }
+}
+
+// Writes `bytes` on a fresh connection and collects everything until the
+// server closes it (→ latin1 string).
+async function exchange (port, bytes) {
+  const { socket, text } = await talk(port)
   socket.write(bytes)
   await once(socket, 'close')
-  return received
+  return text()
 }
 
 // The status lines and bodies of the answers in `text` (each with a
@@ -162,11 +175,8 @@ describe.runIf(zeroCopyAvailable).each(['http', 'express'])('%s behind the lane'
 describe.runIf(zeroCopyAvailable)('the lane reads a body only as fast as the app takes it', () => {
   test('an app that reads nothing yet: the client backs up, nothing is lost', async () => {
     const app = await start()
-    const socket = net.connect(app.port, '127.0.0.1')
+    const { socket, text, until } = await talk(app.port)
     try {
-      await once(socket, 'connect')
-      let received = ''
-      socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
       const body = randomBytes(64 * MiB)
       socket.write(`POST /slow HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\n\r\n`)
       socket.write(body)
@@ -175,8 +185,8 @@ describe.runIf(zeroCopyAvailable)('the lane reads a body only as fast as the app
       await new Promise((resolve) => setTimeout(resolve, 500))
       expect(socket.writableLength).toBeGreaterThan(16 * MiB)
       app.release()
-      while (!received.endsWith('\n')) await once(socket, 'data')
-      expect(received).toMatch(new RegExp(`\r\n\r\nPOST ${body.length} ${sha(body)}\n$`))
+      await until((received) => received.endsWith('\n'))
+      expect(text()).toMatch(new RegExp(`\r\n\r\nPOST ${body.length} ${sha(body)}\n$`))
     } finally {
       socket.destroy()
       await app.stop()
@@ -204,16 +214,13 @@ describe.runIf(zeroCopyAvailable)('Expect: 100-continue', () => {
   test('Node writes 100 Continue through the lane, then the body comes and is read', async () => {
     const app = await start()
     try {
-      const socket = net.connect(app.port, '127.0.0.1')
-      let received = ''
-      socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
-      await once(socket, 'connect')
+      const { socket, text, until } = await talk(app.port)
       socket.write('PUT /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n')
-      while (!received.includes('\r\n\r\n')) await once(socket, 'data')
-      expect(received).toBe('HTTP/1.1 100 Continue\r\n\r\n')
+      await until((received) => received.includes('\r\n\r\n'))
+      expect(text()).toBe('HTTP/1.1 100 Continue\r\n\r\n')
       socket.write('hello' + REQ('GET', '/a.txt', null, 'Connection: close\r\n'))
       await once(socket, 'close')
-      expect(answers(received.slice('HTTP/1.1 100 Continue\r\n\r\n'.length)).map(({ body }) => body))
+      expect(answers(text().slice('HTTP/1.1 100 Continue\r\n\r\n'.length)).map(({ body }) => body))
         .toEqual([`PUT 5 ${sha(Buffer.from('hello'))}\n`, 'alpha\n'])
     } finally {
       await app.stop()
@@ -225,22 +232,19 @@ describe.runIf(zeroCopyAvailable)('a chunked body read as it comes', () => {
   test('dropped unread, then the next request; one outside what the lane reads closes the connection', async () => {
     const app = await start()
     try {
-      const socket = net.connect(app.port, '127.0.0.1')
-      let received = ''
-      socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
-      await once(socket, 'connect')
+      const { socket, text, until } = await talk(app.port)
       // Unread by the app, in pieces: dropped, then the GET behind it.
       socket.write('PUT /ignore HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nab')
-      while (!received.includes('ignored\n')) await once(socket, 'data')
+      await until((received) => received.includes('ignored\n'))
       socket.write('cd\r\n0\r\n\r\n' + REQ('GET', '/a.txt'))
-      while (!received.endsWith('alpha\n')) await once(socket, 'data')
+      await until((received) => received.endsWith('alpha\n'))
       // A chunk extension once the request is lent: where the body ends is
       // not known, so the connection closes, the request unanswered.
       socket.write('POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n')
       await new Promise((resolve) => setTimeout(resolve, 200))
       socket.write('3;x=1\r\nabc\r\n0\r\n\r\n')
       await once(socket, 'close')
-      expect(received).not.toContain('POST ')
+      expect(text()).not.toContain('POST ')
       expect(app.seen).toEqual(['PUT /ignore', 'GET /a.txt', 'POST /echo'])
       const res = await fetch(`http://127.0.0.1:${app.port}/a.txt`)
       expect(await res.text()).toBe('alpha\n')
@@ -274,13 +278,10 @@ describe.runIf(zeroCopyAvailable)('the server\'s timeouts and close', () => {
     const sockets = []
     try {
       for (const target of ['/echo', 'http://a/echo']) {
-        const socket = net.connect(app.port, '127.0.0.1')
+        const { socket, until } = await talk(app.port)
         sockets.push(socket)
-        let received = ''
-        socket.setEncoding('latin1').on('data', (chunk) => { received += chunk })
-        await once(socket, 'connect')
         socket.write(REQ('POST', target, 'hi'))
-        while (!received.endsWith('\n')) await once(socket, 'data')
+        await until((received) => received.endsWith('\n'))
       }
       // Idle: closed at once, not cut when the minute given is over.
       const closed = once(app.server, 'close')
