@@ -198,6 +198,13 @@ export interface NativeLane {
    * once idle, then every connection is cut and the server emits 'close'.
    */
   close (timeoutMs?: number): Promise<void>
+  /**
+   * The connections the lane holds (idle, reading, writing an answer: its
+   * own, or the rest of a lent request's file body), but for those with a
+   * request lent to the server, which counts them itself, as those handed to
+   * it: with `server.getConnections()`, every one.
+   */
+  connections (): number
   /** Once close() began: the answers the lane is still writing itself. */
   answersInFlight (): number
 }

@@ -104,7 +104,11 @@ struct LaneConnection {
   bool body_paused = false;
 
   bool BodyLeft() const { return !body.Done(); }
-  bool file_short = false;      // a lent file ended before its range did
+  bool file_short = false;  // a lent file ended before its range did
+  // JavaScript awaits how the lent file range ends (onWritten or onGone by
+  // id): while lent, and after, when Node's answer ended before the range
+  // did and the lane sends the rest alone.
+  bool file_owed = false;
   bool lingering = false;       // answered and shut for writing (LaneCore::Linger)
   bool unsent_limited = false;  // TCP_NOTSENT_LOWAT lowered (LimitUnsent), once
   UniqueFd lent_file;           // a lent answer's body file (sendFile(id, ...)): a dup
@@ -120,7 +124,7 @@ struct LaneConnection {
 
   // The file bytes of the answer sent so far.
   int64_t FileSent() const { return file_offset - file_start; }
-  // The same of a lent answer's file range (0 when Node's answer has none).
+  // The same of a lent answer's file range under way (0 when there is none).
   int64_t LentFileSent() const { return lent_file.Get() >= 0 ? FileSent() : 0; }
 };
 
@@ -608,13 +612,34 @@ class LaneCore {
   // Room in the socket for the answer waiting for it; then the pipelined
   // requests read with it.
   void OnWritable(LaneConnection* conn) {
-    if (Write(conn) != Sent::kDone) return;
-    if (conn->lent) return CallLent(on_written, conn, nullptr, 0);
+    const Sent sent = Write(conn);
+    if (sent == Sent::kWaiting) return;
+    if (sent == Sent::kClosed) {
+      // Written whole, then shut (the answer closes the connection): a file
+      // range owed is heard of now. Closed otherwise: onGone says it.
+      if (conn->lingering && conn->file_owed) FileWritten(conn);
+      return;
+    }
+    if (conn->lent) {
+      conn->file_owed = false;
+      return CallLent(on_written, conn, nullptr, 0);
+    }
+    if (conn->file_owed) {
+      // Node's answer ended before its file range did; the lane sent the rest.
+      FileWritten(conn);
+      if (uv_is_closing(reinterpret_cast<uv_handle_t*>(&conn->poll))) return;  // (closed by the callback)
+    }
     if (conn->BodyLeft()) return;  // the rest of a body Node did not read: dropped first
     if (conn->pending.empty()) return;
     std::string bytes;
     bytes.swap(conn->pending);
     Process(conn, bytes.data(), bytes.size());
+  }
+
+  // onWritten(id): the lent file range owed went whole.
+  void FileWritten(LaneConnection* conn) {
+    conn->file_owed = false;
+    CallLent(on_written, conn, nullptr, 0);
   }
 
   // A lent connection's events: its client going away (unless it went
@@ -975,7 +1000,7 @@ class LaneCore {
     auto* conn = static_cast<LaneConnection*>(handle->data);
     LaneCore* self = conn->core;
     if (conn->handing_off && !self->env_closing && !self->destroyed) self->CallHandOff(conn);
-    if (conn->lent && !self->env_closing) self->CallLent(self->on_gone, conn, nullptr, 0);
+    if ((conn->lent || conn->file_owed) && !self->env_closing) self->CallLent(self->on_gone, conn, nullptr, 0);
     delete conn;  // closes the descriptor unless JavaScript took it
     self->HandleClosed();
   }
@@ -1039,6 +1064,13 @@ class LaneCore {
   // them all, 1 when the rest waits for room (onWritten(id) then), -1 when
   // the connection is gone.
   int LentWrite(LaneConnection* conn, const char* data, size_t size) {
+    if (size == 0) return 0;  // (Node's end() of an answer whose body went by sendFile)
+    // Bytes written while a file range is under way would land inside it:
+    // the framing is lost, so the connection is (as a socket's would be).
+    if (conn->lent_file.Get() >= 0) {
+      Close(conn);
+      return -1;
+    }
     conn->lent_answering = true;
     if (conn->writing) {  // (the twin writes once the last write is done)
       conn->out.append(data, size);
@@ -1068,9 +1100,12 @@ class LaneCore {
 
   // Bytes [offset, offset + length) of `file` as the lent request's body, by
   // sendfile behind the bytes already queued: → 0 sent, 1 then onWritten(id)
-  // once the kernel took all of it, or onGone(id, fileBytes) if the
-  // connection closes first (-1 from SendFile: no such connection any more). The lane sends from its own dup, so the
-  // caller's descriptor may close whenever it likes.
+  // once the kernel took all of it, or onGone(id, fileBytes, fileShort) if
+  // the connection closes first (-1 from SendFile: no such connection any
+  // more). Either comes even if Node's answer ends before (finish(id)): the
+  // lane sends the rest alone, so that Node lets go of the request at once
+  // (lib/lane/twin.js). The lane sends from its own dup, so the caller's
+  // descriptor may close whenever it likes.
   int LentSendFile(LaneConnection* conn, int file, int64_t offset, int64_t length) {
     UniqueFd dup(::fcntl(file, F_DUPFD_CLOEXEC, 0));
     if (dup.Get() < 0) {
@@ -1082,7 +1117,10 @@ class LaneCore {
     conn->file_start = conn->file_offset = offset;
     conn->file_end = offset + length;
     conn->last_ms = NowMs(loop);
-    if (conn->writing) return 1;  // Write() sends it after the queued bytes
+    if (conn->writing) {  // Write() sends it after the queued bytes
+      conn->file_owed = true;
+      return 1;
+    }
     conn->out.clear();
     conn->out_done = 0;
     conn->row = nullptr;
@@ -1090,7 +1128,9 @@ class LaneCore {
     conn->writes_lent = true;
     // Closed in the middle (the client gone): 1 as well, since onGone(id,
     // fileBytes), from the close callback, says how much of the range went.
-    return Write(conn) == Sent::kDone ? 0 : 1;
+    if (Write(conn) == Sent::kDone) return 0;
+    conn->file_owed = true;
+    return 1;
   }
 
   // Node's answer to the lent request is done: the connection closes once it
@@ -1759,18 +1799,16 @@ class Lane : public Napi::ObjectWrap<Lane> {
   }
 
   // cut(id): Node gave up on the answer (destroyed its twin): the
-  // connection closes now.
-  // → how much of the lent file range under way went (0 without one).
+  // connection closes now (onGone says how much of a file range under way
+  // went).
   Napi::Value Cut(const Napi::CallbackInfo& info) {
     LaneConnection* conn = LentOf(info[0]);
-    double file_bytes = 0;
     if (conn != nullptr) {
-      file_bytes = static_cast<double>(conn->LentFileSent());
       core_->lent.erase(conn->id);
       conn->lent = false;  // JavaScript knows
       core_->Close(conn);
     }
-    return Napi::Number::New(info.Env(), file_bytes);
+    return info.Env().Undefined();
   }
 
   LaneConnection* LentOf(const Napi::Value& id) {

@@ -24,7 +24,11 @@ function isWritable (value) {
 // length) → Promise of { bytes, complete, truncated } once the range went out
 // (or the connection went away: complete false; or the file ended before the
 // range did: truncated true too), sent in order after what was written to the
-// destination before; `fd` stays open until it settles.
+// destination before; `fd` stays open until it settles. Or, at once, { bytes,
+// complete: true, later }: the destination sends the range from a descriptor
+// of its own, and `later` (a Promise, never rejected) settles with the
+// range's own { bytes, complete, truncated } once it went (the destination's
+// writer may end meanwhile).
 const SEND_FILE = Symbol('zcopy.sendFile')
 
 function sendsFiles (destination) {

@@ -300,6 +300,8 @@ function pipeFile (source, destination, options = {}) {
 // hold the file's fstat and the exact range (the HTTP layer's open-file cache): no
 // open, no fstat, no argument checks. Resolves with { bytes, zeroCopy }; a
 // rejection's error carries `bytesWritten`, what reached the destination before.
+// A destination that sends files itself may take the range on alone: then
+// `later` too, its promise of how the range ended (destination.js, SEND_FILE).
 function sendRange (fd, start, length, destination, head = null) {
   if (head === null && sendsFiles(destination)) return sendToSender(fd, start, length, destination)
   const target = classifyDestination(destination)
@@ -319,8 +321,8 @@ function sendRange (fd, start, length, destination, head = null) {
 // mid-range rejects as a socket's does (EPIPE), a file that ended before the
 // range as a read of it does (ERR_ZCOPY_TRUNCATED), with the bytes sent.
 function sendToSender (fd, start, length, destination) {
-  return Promise.resolve(destination[SEND_FILE](fd, start, length)).then(({ bytes, complete, truncated }) => {
-    if (complete) return { bytes, zeroCopy: true }
+  return Promise.resolve(destination[SEND_FILE](fd, start, length)).then(({ bytes, complete, truncated, later }) => {
+    if (complete) return later === undefined ? { bytes, zeroCopy: true } : { bytes, zeroCopy: true, later }
     const err = truncated
       ? truncatedError(start + bytes, length - bytes)
       : clientClosedError()

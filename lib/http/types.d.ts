@@ -57,9 +57,13 @@ export interface FileResponseOptions {
    * moved them with sendfile, `fromMemory` for the memory cache, and `complete`
    * false when the client went away first (`bytes` is then what was sent until
    * then); `variantPending` when, with `compress`, the file itself went because
-   * its compressed variant was being made.
+   * its compressed variant was being made. Behind `zcopy.nativeLane`, a body
+   * the connection could not take at once is sent on by the lane alone once
+   * the response ended: onSent hears it then (`complete` true, the whole
+   * range), with `finished`, which settles with what reached the connection
+   * once the lane is done (never rejects).
    */
-  onSent?: (res: ServerResponse | Http2ServerResponse, sent: { bytes: number, zeroCopy: boolean, fromMemory?: true, complete: boolean, variantPending?: true }) => void
+  onSent?: (res: ServerResponse | Http2ServerResponse, sent: { bytes: number, zeroCopy: boolean, fromMemory?: true, complete: boolean, variantPending?: true, finished?: Promise<{ bytes: number, complete: boolean }> }) => void
   /**
    * For `zcopy serve --native-lane` (experimental): called for each answer
    * that depends only on the request's method, target, Host,

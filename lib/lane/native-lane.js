@@ -207,11 +207,18 @@ class NativeLane {
     return this.closing
   }
 
-  // Once close() has begun: the answers the lane is still writing (it closed
-  // every other connection), but for the server's answers to lent requests,
-  // which the server counts as its own.
-  answersInFlight () {
+  // The connections the lane holds now (idle, reading a request, writing an
+  // answer, its own or the rest of a lent one's body), but for those with a
+  // request lent to the server, which counts them as its own (as it counts
+  // those handed to it): with server.getConnections(), every one.
+  connections () {
     return this.lane.connections() - this.lending.lent()
+  }
+
+  // Once close() has begun: the answers the lane is still writing (it closed
+  // every other connection of its own).
+  answersInFlight () {
+    return this.connections()
   }
 }
 

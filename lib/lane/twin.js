@@ -9,7 +9,11 @@
 // waits for room (the twin's writes call back once the kernel took the
 // bytes: Node's own backpressure) and then reads the connection's next
 // request itself. A file body goes by the lane's sendfile (the engine's
-// SEND_FILE protocol), not through the twin's writes.
+// SEND_FILE protocol), not through the twin's writes; when the connection
+// cannot take it at once, the lane sends the rest alone and Node's answer
+// ends now, so that a client that reads nothing holds no request of Node's
+// (issue 62: what a replay holds, a few KiB of the lane's), and `later`
+// says how the range ended.
 //
 // lendTo(server, lane) → { lend, body, written, gone, lent }: the lane's
 // onLend, onBody, onWritten and onGone, and how many requests are lent now.
@@ -20,14 +24,17 @@
 
 const { Duplex } = require('node:stream')
 const { SEND_FILE, clientClosedError } = require('../engine')
+const { OwedRanges } = require('./owed-ranges')
 
 class LaneTwin extends Duplex {
   // ends: { remoteAddress, remotePort, remoteFamily, localAddress,
   // localPort, localFamily } of the connection (src/lane.cc, CallLent).
-  constructor (lane, id, bytes, ends) {
+  // owed: the file ranges the lane sends alone (lendTo's).
+  constructor (lane, id, bytes, ends, owed) {
     super()
     this.lane = lane
     this.id = id
+    this.owed = owed
     // What Node's net.Socket says of its ends (the connection's, not the twin's).
     this.remoteAddress = ends.remoteAddress
     this.remotePort = ends.remotePort
@@ -37,7 +44,6 @@ class LaneTwin extends Duplex {
     this.localFamily = ends.localFamily
     this.bodyHeld = false // the lane stopped reading the request's body: this twin is full
     this.whenWritten = null // the callback of a write waiting for room
-    this.whenSent = null // the resolve of a file range waiting for room ([SEND_FILE])
     this.settled = false // the lane was told what becomes of the connection
     this.push(bytes) // and no end: Node would answer `Connection: close`
   }
@@ -70,36 +76,22 @@ class LaneTwin extends Duplex {
 
   // A file's range as the answer's body, by the lane's sendfile on the
   // connection behind the bytes written before (the engine's protocol for a
-  // destination with no descriptor of its own): resolves { bytes, complete }
-  // once the kernel took it all or the connection is gone.
+  // destination with no descriptor of its own). → a Promise of { bytes,
+  // complete }: at once, whether the kernel took it all or the lane sends
+  // the rest alone, with `later` then, a Promise of { bytes, complete,
+  // truncated } once the range went or the connection closed.
   [SEND_FILE] (fd, start, length) {
-    return new Promise((resolve) => {
-      const sent = this.destroyed ? -1 : this.lane.sendFile(this.id, fd, start, length)
-      if (sent === 0) return resolve({ bytes: length, complete: true })
-      if (sent === 1) {
-        this.whenSent = { resolve, length }
-        return
-      }
-      resolve({ bytes: 0, complete: false })
-    })
+    const sent = this.destroyed ? -1 : this.lane.sendFile(this.id, fd, start, length)
+    if (sent === 0) return Promise.resolve({ bytes: length, complete: true })
+    if (sent === 1) return Promise.resolve({ bytes: length, complete: true, later: this.owed.add(this.id, length) })
+    return Promise.resolve({ bytes: 0, complete: false })
   }
 
-  // The lane wrote what waited for room (a write, then a file's range).
+  // The lane wrote what waited for room.
   written () {
     const callback = this.whenWritten
     this.whenWritten = null
     if (callback !== null) callback()
-    const sent = this.whenSent
-    this.whenSent = null
-    if (sent !== null) sent.resolve({ bytes: sent.length, complete: true })
-  }
-
-  // A file's range cut short after `bytes` of it went (the lane counts them);
-  // `truncated`: because the file ended before the range did.
-  sendCut (bytes = 0, truncated = false) {
-    const sent = this.whenSent
-    this.whenSent = null
-    if (sent !== null) sent.resolve({ bytes, complete: false, truncated })
   }
 
   // Node ended the twin after its answer: the connection closes once the
@@ -118,20 +110,16 @@ class LaneTwin extends Duplex {
     this.lane.finish(this.id, false)
   }
 
-  // The lane closed the connection: the client went away, or the file of the
-  // range under way ended before it (`fileShort`); `fileBytes` of it sent.
-  lost (fileBytes, fileShort) {
-    this.sendCut(fileBytes, fileShort)
+  // The lane closed the connection (the client went away).
+  lost () {
     this.settled = true
     this.destroy()
   }
 
-  // Destroyed by Node before its answer was done: the connection is cut,
-  // and a file range under way says how much of it went.
+  // Destroyed by Node before its answer was done: the connection is cut.
   _destroy (err, callback) {
-    const fileBytes = this.settled ? 0 : this.lane.cut(this.id)
+    if (!this.settled) this.lane.cut(this.id)
     this.settled = true
-    this.sendCut(fileBytes)
     callback(err)
   }
 
@@ -150,6 +138,7 @@ class LaneTwin extends Duplex {
 
 function lendTo (server, lane) {
   const twins = new Map() // id → the twin of a lent request
+  const owed = new OwedRanges()
 
   // Node's answer on a twin is done once its response closed (Node's own
   // 'finish' listener has ended the twin then if the connection closes). The
@@ -167,7 +156,7 @@ function lendTo (server, lane) {
 
   return {
     lend (id, bytes, ends) {
-      const twin = new LaneTwin(lane, id, bytes, ends)
+      const twin = new LaneTwin(lane, id, bytes, ends, owed)
       twins.set(id, twin)
       twin.once('close', () => twins.delete(id))
       server.emit('connection', twin)
@@ -177,10 +166,12 @@ function lendTo (server, lane) {
     },
     written (id) {
       twins.get(id)?.written()
+      owed.written(id)
     },
     gone (id, fileBytes, fileShort) {
-      twins.get(id)?.lost(fileBytes, fileShort)
+      twins.get(id)?.lost()
       twins.delete(id)
+      owed.cut(id, fileBytes, fileShort)
     },
     lent () {
       return twins.size

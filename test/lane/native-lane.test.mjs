@@ -154,10 +154,10 @@ const endsOf = (socket) => ({
 
 // The applications, each with a first middleware counting what it sees
 // (`seen.count`), a JSON route /api, a route /peer telling the request's
-// socket, serveStatic's files (with `onReplayable: lane.offer`) and its own
-// 404. → { server, serve (to close), lane }.
+// socket, serveStatic's files (with `onReplayable: lane.offer`, and
+// `serveOptions`) and its own 404. → { server, serve (to close), lane }.
 const APPS = {
-  'node:http': (seen, laneOptions) => {
+  'node:http': (seen, laneOptions, serveOptions) => {
     let serve = null
     const server = http.createServer((req, res) => {
       seen.count++
@@ -169,14 +169,14 @@ const APPS = {
       })
     })
     const lane = zcopy.nativeLane(server, laneOptions)
-    serve = zcopy.serveStatic(root, { onReplayable: lane.offer })
+    serve = zcopy.serveStatic(root, { onReplayable: lane.offer, ...serveOptions })
     return { server, serve, lane }
   },
-  express: (seen, laneOptions) => {
+  express: (seen, laneOptions, serveOptions) => {
     const app = express()
     const server = http.createServer(app)
     const lane = zcopy.nativeLane(server, laneOptions)
-    const serve = zcopy.serveStatic(root, { onReplayable: lane.offer })
+    const serve = zcopy.serveStatic(root, { onReplayable: lane.offer, ...serveOptions })
     app.use((req, res, next) => {
       seen.count++
       next()
@@ -186,13 +186,13 @@ const APPS = {
     app.use(serve)
     return { server, serve, lane }
   },
-  koa: (seen, laneOptions) => {
+  koa: (seen, laneOptions, serveOptions) => {
     // Koa composes its middleware in app.callback(), before the server (and
     // so the lane) exists: zcopy/koa's onReplayable reaches the lane through
     // the variable.
     let lane = null
     const app = new Koa()
-    const serve = koaServe(root, { onReplayable: (req, res, answer) => lane.offer(req, res, answer) })
+    const serve = koaServe(root, { onReplayable: (req, res, answer) => lane.offer(req, res, answer), ...serveOptions })
     app.use(async (ctx, next) => {
       seen.count++
       await next()
@@ -244,9 +244,9 @@ function servingAfter (before) {
 
 // Makes `build`'s application and its lane listen on 127.0.0.1; closed after
 // the test. → { port, address, family, seen, server, serve, lane }
-async function start (build, laneOptions) {
+async function start (build, laneOptions, serveOptions = {}) {
   const seen = { count: 0 }
-  const app = build(seen, laneOptions)
+  const app = build(seen, laneOptions, serveOptions)
   cleanups.push(() => closeApp(app))
   const address = await app.lane.listen(0, '127.0.0.1')
   return { ...address, seen, ...app }
@@ -307,6 +307,88 @@ describe.runIf(zeroCopyAvailable)('a file is answered by the app once, then by t
       expect(seen.count).toBe(beforeNope + 1)
     })
   }
+})
+
+// A lent request's file body goes by the lane's sendfile; when the connection
+// cannot take it at once (a client that reads nothing yet), the lane sends
+// the rest alone and Node's response ends at once, so that the app's request
+// and response are garbage while the client takes its time (issue 62:
+// test/lane/pipelining.test.mjs weighs the heap). onSent hears the body then,
+// `finished` once the lane is done.
+describe.runIf(zeroCopyAvailable)('a lent body the lane sends alone', () => {
+  // A keep-alive connection that reads nothing until resume().
+  async function stalled (port) {
+    const client = await connection(port)
+    client.socket.pause()
+    return client
+  }
+
+  for (const [name, build] of Object.entries(APPS)) {
+    test(`${name}: the response ends before the client reads; then the body byte-exact, the next request answered, onSent's finished complete`, async () => {
+      const reports = []
+      const { port, seen, server, lane } = await start(build, undefined, { onSent: (res, report) => reports.push(report) })
+      const ended = []
+      server.on('request', (req, res) => res.once('finish', () => ended.push(req.url)))
+      const client = await stalled(port)
+      client.write(GET('/big.bin?alone') + GET('/api'))
+      expect(await until(() => ended.length === 1)).toBe(true)
+      expect(ended).toEqual(['/big.bin?alone'])
+      expect(seen.count).toBe(1) // /api waits for the body, unread
+      expect(lane.connections()).toBe(1) // the lane's again, writing the body
+      expect(reports).toHaveLength(1)
+      expect(reports[0]).toMatchObject({ bytes: BIG.length, zeroCopy: true, complete: true })
+      client.socket.resume()
+      const answer = await client.answer()
+      expect(answer.status).toBe(200)
+      expect(answer.body.equals(BIG)).toBe(true)
+      expect(JSON.parse((await client.answer()).body)).toEqual({ api: true, n: 2 })
+      expect(await reports[0].finished).toEqual({ bytes: BIG.length, complete: true })
+    })
+  }
+
+  test('Connection: close: the body whole, then the connection closes; finished complete', async () => {
+    const reports = []
+    const { port } = await start(APPS['node:http'], undefined, { onSent: (res, report) => reports.push({ report, ended: res.writableFinished }) })
+    const client = await stalled(port)
+    const closed = once(client.socket, 'close')
+    client.write(GET('/big.bin?close', 'Connection: close\r\n'))
+    expect(await until(() => reports.length === 1)).toBe(true)
+    expect(reports[0].ended).toBe(true)
+    client.socket.resume()
+    const answer = await client.answer()
+    expect(answer.headers.connection).toBe('close')
+    expect(answer.body.equals(BIG)).toBe(true)
+    await closed
+    expect(await reports[0].report.finished).toEqual({ bytes: BIG.length, complete: true })
+  })
+
+  test('close() waits for a body the lane sends alone (an answer in flight); close(0) cuts it, and finished says how much went', async () => {
+    const reports = []
+    const { port, lane } = await start(APPS['node:http'], undefined, { onSent: (res, report) => reports.push(report) })
+    const client = await stalled(port)
+    client.write(GET('/big.bin?waited'))
+    expect(await until(() => reports.length === 1)).toBe(true)
+    let closed = false
+    const closing = lane.close().then(() => { closed = true })
+    expect(lane.answersInFlight()).toBe(1)
+    await sleep(200)
+    expect(closed).toBe(false)
+    client.socket.resume()
+    expect((await client.answer()).body.equals(BIG)).toBe(true)
+    await closing
+    expect(await reports[0].finished).toEqual({ bytes: BIG.length, complete: true })
+
+    const second = await start(APPS['node:http'], undefined, { onSent: (res, report) => reports.push(report) })
+    const cut = await stalled(second.port)
+    cut.write(GET('/big.bin?cut'))
+    expect(await until(() => reports.length === 2)).toBe(true)
+    await second.lane.close(0)
+    const end = await reports[1].finished
+    expect(end.complete).toBe(false)
+    expect(end.bytes).toBeLessThan(BIG.length)
+    cut.socket.resume() // the client gets what went, then the close
+    await expect(cut.answer()).rejects.toThrow(/the connection closed with/)
+  })
 })
 
 describe.runIf(zeroCopyAvailable)('what is the target\'s own answer', () => {

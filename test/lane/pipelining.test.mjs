@@ -13,8 +13,9 @@
 // requests reaching the app; the clients are raw sockets:
 // - clients that pipeline 33 or 2,000 requests for a big file in one write
 //   and never read: the app sees the first request of each connection alone;
-// - 20 of them: the heap held per connection is one lent request's (the
-//   lane's buffers, in C, are not in it: bench/http/pipelined.js reads RSS);
+// - 200 of them, each its own target: the heap holds almost nothing per
+//   connection, the lane sending the stalled body alone (the lane's buffers,
+//   in C, are not in it: bench/http/pipelined.js reads RSS);
 // - a client that pipelines a mix and reads gets every answer in order, byte
 //   for byte (files by sendfile, from memory, HEAD, 304, ranges, 404, 416),
 //   and with +offer the lane answers some of them itself.
@@ -33,18 +34,19 @@ const MiB = 2 ** 20
 // a client that does not read stalls the response.
 const BIG = 32 * MiB
 const CONNECTIONS = 4
-// Heap held per connection that pipelined 33 requests for the big file and
-// reads nothing, after full collections: one lent request (its twin, request
-// and response, the sendfile under way), with room for a fixed ~140 KiB that
-// comes and goes between two measures (±7 KiB a connection at 20).
-// Measured 2026-12-06 as this test measures it (20 connections, 33 requests
-// each, the same run once before): http+lane 2.7–9.6 KiB, express+lane 12.7,
-// either with +offer the same within that noise (-1.2–9.6, 12.7; at 60
-// connections 6.7–7.7 and 10.9); without the lane, node:http 62.5–62.9 KiB
-// (the 33 requests held: the first answered, 32 waiting their turn), Express
-// 174–182 KiB.
-const HEAP_PER_CONNECTION = 24 * 1024
-const HEAP_CONNECTIONS = 20
+// Heap held per connection that pipelined 33 requests for the big file (each
+// its own target: every first request lent) and reads nothing, after full
+// collections: the lane sends the stalled body alone and Node's response
+// ended, so what is left is the lane's promise of how the body ends, and with
+// +offer the lane's row for the target; a fixed ~140 KiB comes and goes
+// between two measures (±0.7 KiB a connection at 200). Measured 2026-12-07 as
+// this test measures it (200 connections, the same run once before): 1.1-1.8
+// KiB in all four kinds; before the lane sent bodies alone (7fe2d3a), while
+// Node held the lent request until its body went: http+lane 6.8-8.7 KiB,
+// express+lane 10.5-11.5 (at 20 connections on 2026-12-06 without the lane:
+// node:http 62.5-62.9 KiB, the 33 requests held; Express 174-182 KiB).
+const HEAP_PER_CONNECTION = 4 * 1024
+const HEAP_CONNECTIONS = 200
 
 let root
 const files = {}
@@ -60,13 +62,15 @@ beforeAll(() => {
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 // Connections that each write `depth` requests for the big file in one write
-// and read nothing. → the sockets
-async function pipelineAndStall (port, connections, depth) {
+// and read nothing; with a `tag`, each its own target (`?TAG-N`), so that no
+// answer to one is replayed to another: each first request is lent (what an
+// attacker would send). → the sockets
+async function pipelineAndStall (port, connections, depth, tag = null) {
   const sockets = await Promise.all(Array.from({ length: connections }, () => connect(port)))
-  for (const socket of sockets) {
+  sockets.forEach((socket, i) => {
     socket.pause()
-    socket.write(REQUEST('/big.bin').repeat(depth))
-  }
+    socket.write(REQUEST(tag === null ? '/big.bin' : `/big.bin?${tag}-${i}`).repeat(depth))
+  })
   return sockets
 }
 
@@ -85,11 +89,11 @@ describe.runIf(zeroCopyAvailable)('the native lane in front of node:http and Exp
     // connection closed for more than 32 waiting). With the lane: 4.
     test.each([33, 2000])('clients that pipeline %i requests for a big file in one write and never read: the app sees the first of each alone', async (depth) => {
       const server = await startServer(kind, root)
-      const sockets = await pipelineAndStall(server.port, CONNECTIONS, depth)
+      const sockets = await pipelineAndStall(server.port, CONNECTIONS, depth, 'depth')
       try {
         // Each connection's first request is lent to the server (the lane has
-        // no answer for it: one is offered once its body was sent whole),
-        // whose body stalls; the lane reads no next request until it is written.
+        // no answer for its target), whose body stalls; the lane reads no
+        // next request until it is written.
         await reached(server, CONNECTIONS)
         expect(await settledCount(server, CONNECTIONS)).toBe(CONNECTIONS)
       } finally {
@@ -98,16 +102,16 @@ describe.runIf(zeroCopyAvailable)('the native lane in front of node:http and Exp
       }
     })
 
-    test(`${HEAP_CONNECTIONS} clients that pipeline 33 requests and never read: the heap holds one request a connection`, async () => {
+    test(`${HEAP_CONNECTIONS} clients that pipeline 33 requests and never read: Node holds none of their requests`, async () => {
       const server = await startServer(kind, root)
       try {
         // The same once first, its code compiled and its first-time objects
         // made, on connections then closed.
-        for (const socket of await pipelineAndStall(server.port, HEAP_CONNECTIONS, 33)) socket.destroy()
+        for (const socket of await pipelineAndStall(server.port, HEAP_CONNECTIONS, 33, 'warm')) socket.destroy()
         await sleep(300)
         const handledBefore = await server.handled()
         const before = await server.heap()
-        const sockets = await pipelineAndStall(server.port, HEAP_CONNECTIONS, 33)
+        const sockets = await pipelineAndStall(server.port, HEAP_CONNECTIONS, 33, 'held')
         try {
           await reached(server, handledBefore + HEAP_CONNECTIONS)
           expect(await settledCount(server, Infinity, 1000) - handledBefore).toBe(HEAP_CONNECTIONS)

@@ -80,7 +80,9 @@ async function inFront (): Promise<void> {
   void again.family
   await lane.close(1000)
   const inFlight: number = lane.answersInFlight()
+  const held: number = lane.connections()
   void inFlight
+  void held
 }
 void inFront
 

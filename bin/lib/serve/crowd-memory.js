@@ -2,7 +2,8 @@
 
 // What `zcopy serve` does about a crowd's memory, since it owns its process
 // (the library leaves the process alone). A crowd is CROWD or more connections
-// and HTTP/2 streams open at once: clients that stop reading keep theirs open.
+// and HTTP/2 streams open at once, Node's and the native lane's: clients that
+// stop reading keep theirs open.
 //
 // While a crowd stays, the C heap is trimmed each time it has stopped growing
 // (no new connection or stream for QUIET_MS): each connection's TLS handshake
@@ -35,6 +36,7 @@ const engine = require('../../../lib/engine')
 
 const CROWD = 256
 const QUIET_MS = 2000
+const SAMPLE_MS = 500 // how often a lane's connections are counted
 const TRIM_DELAY_MS = 250 // ArrayBuffers' memory is freed by V8's sweeper, after the collection
 
 const trimMemory = engine.trimMemory ?? (() => {})
@@ -90,6 +92,12 @@ class AfterQuiet {
 
 // The count of connections and streams open, and what it sets off.
 class Crowd {
+  // n connections came (n > 0) or went.
+  change (n) {
+    for (; n > 0; n--) this.add()
+    for (; n < 0; n++) this.remove()
+  }
+
   constructor () {
     this.open = 0
     this.peak = 0
@@ -121,8 +129,10 @@ class Crowd {
 }
 
 // Watches `server`'s connections and HTTP/2 streams from now on (an HTTP/1
-// connection has one response under way at a time: its connection counts it).
-function watchCrowds (server) {
+// connection has one response under way at a time: its connection counts it),
+// and with a native lane in front, its own (`laneConnections()`: a count the
+// lane keeps in C, read every SAMPLE_MS).
+function watchCrowds (server, laneConnections = null) {
   const crowd = new Crowd()
   const follow = (each) => {
     crowd.add()
@@ -130,6 +140,14 @@ function watchCrowds (server) {
   }
   server.on('connection', follow)
   server.on('stream', follow)
+  if (laneConnections === null) return
+  let held = 0
+  const sampling = setInterval(() => {
+    const now = laneConnections()
+    crowd.change(now - held)
+    held = now
+  }, SAMPLE_MS).unref()
+  server.once('close', () => clearInterval(sampling))
 }
 
 module.exports = { watchCrowds, CROWD }

@@ -35,7 +35,7 @@ function createInstance ({ zcopy, root, config, write }) {
   const server = createServer(config, app.handle, zcopy.protectServer)
   if (config.nativeLane) lane = zcopy.nativeLane(server, log.logLaneAnswer === null ? {} : { onAnswer: log.logLaneAnswer })
   const drain = trackConnections(server)
-  watchCrowds(server)
+  watchCrowds(server, lane === null ? null : () => lane.connections())
   return {
     server,
     // → Promise of the address listened on (listen-port.js): by the server, or

@@ -34,6 +34,10 @@ function escapeForLog (text) {
 }
 
 const NO_BODY_STATUSES = new Set([204, 304])
+
+function elapsedMs (start) {
+  return Number(process.hrtime.bigint() - start) / 1e6
+}
 const COLOURS = { 2: 32, 3: 36, 4: 33, 5: 31 } // green, cyan, yellow, red
 
 function bodyBytes (req, res) {
@@ -119,20 +123,29 @@ function createRequestLog (write, { format = 'text', colour = false } = {}) {
       // once its transfer has stopped (a read in flight ends first): its line
       // waits for that report, at most REPORT_WAIT_MS.
       res.once('close', () => {
-        const ms = Number(process.hrtime.bigint() - start) / 1e6
+        const ms = elapsedMs(start)
         const cut = stopped
-        const writeLine = () => {
+        const writeLine = (ms, cut) => {
           awaiting.delete(res)
           logEntry(ms, cut)
           pending.delete(res)
           settle()
         }
         setImmediate(() => {
-          if (res[REPORT] !== undefined || res.writableFinished || !res.headersSent) return writeLine()
-          const timer = setTimeout(writeLine, REPORT_WAIT_MS)
+          // A body the native lane sends on alone, the response ended: the
+          // line waits for the body's end, and says how it went.
+          const finished = res[REPORT]?.finished
+          if (finished !== undefined) {
+            return finished.then(({ bytes, complete }) => {
+              res[REPORT] = { ...res[REPORT], bytes, complete }
+              writeLine(elapsedMs(start), stopped)
+            })
+          }
+          if (res[REPORT] !== undefined || res.writableFinished || !res.headersSent) return writeLine(ms, cut)
+          const timer = setTimeout(() => writeLine(ms, cut), REPORT_WAIT_MS)
           awaiting.set(res, () => {
             clearTimeout(timer)
-            writeLine()
+            writeLine(ms, cut)
           })
         })
       })

@@ -166,12 +166,13 @@ function bodyToSocket (req, res, fd, range, destination) {
   destination.socket = res.socket
   destination.framed = res.chunkedEncoding === true
   if (destination.socket === null || !movesByZeroCopy(destination)) return toResponse(req, res, fd, range)
-  return sendRange(fd, range.start, range.end - range.start + 1, res.socket).then(({ bytes, zeroCopy }) => {
+  return sendRange(fd, range.start, range.end - range.start + 1, res.socket).then(({ bytes, zeroCopy, later }) => {
     releaseIfClosing(res)
     res.end()
     // A literal, not { ...sent, complete }: V8 built a new hidden class for
     // that spread on every response, on the hot path of every large file.
-    return { bytes, zeroCopy, complete: true }
+    if (later === undefined) return { bytes, zeroCopy, complete: true }
+    return { bytes, zeroCopy, complete: true, later }
   }, (err) => {
     if (!isDisconnect(err)) throw err
     res.destroy()
@@ -215,7 +216,9 @@ function sendBytes (req, res, bytes) {
 // Resolves with { bytes, zeroCopy, complete }: complete once the body is out, not
 // when the client went away first (bytes: what was sent until then; none when it
 // left before its head went out); rejects, with the response destroyed, when the
-// file could not be sent (read error, truncated file).
+// file could not be sent (read error, truncated file). Behind zcopy.nativeLane,
+// the lane may send the rest of a body alone, the response ended: then `later`
+// too, the engine's promise of { bytes, complete, truncated } once it did.
 function sendBody (req, res, fd, range, { ownEncoding }) {
   return promiseOf(() => {
     const destination = destinationOf(req, res, ownEncoding)

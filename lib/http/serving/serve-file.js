@@ -52,6 +52,18 @@ const RESPONSE = Object.freeze({
   file (req, res, entry, range, ownEncoding) { return sendBody(req, res, entry.fd, range, { ownEncoding }) }
 })
 
+// A body the native lane sends on alone, the response ended (send-body.js):
+// a file found shorter than its range drops its entry then, as a transfer
+// that fails does. → what onSent hears: `finished`, a Promise of { bytes,
+// complete } once the lane is done.
+function finishedLater (cache, entry, { bytes, zeroCopy, later }) {
+  const finished = later.then(({ bytes, complete, truncated }) => {
+    if (truncated) cache.truncated(entry)
+    return { bytes, complete }
+  })
+  return { bytes, zeroCopy, complete: true, finished }
+}
+
 // `err` (412, 416) is answered without the file's body: the Content-Encoding
 // of a sibling or variant set for it does not describe the error's body.
 function bodyless (res, encoding, err) {
@@ -298,10 +310,13 @@ class FileServer {
   // The body is sent: `file` is released, and the application's onSent hears
   // `sent` (see sendBody), unless it is null (there was no body); with
   // `variantPending: true` when the file itself went because its compressed
-  // variant was being made.
+  // variant was being made. A body the native lane sends on alone is sent as
+  // far as Node's response goes: its `finished` says the rest.
   releaseAfterBody (res, sent, file) {
     this.release(file)
-    if (sent !== null && this.options.onSent) this.options.onSent(res, file.variantPending ? { ...sent, variantPending: true } : sent)
+    if (sent === null) return
+    const report = sent.later === undefined ? sent : finishedLater(this.cache, file.entry, sent)
+    if (this.options.onSent) this.options.onSent(res, file.variantPending ? { ...report, variantPending: true } : report)
   }
 
   // Status and headers, then the body: the promise of its delivery; what was sent
