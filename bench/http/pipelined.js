@@ -6,6 +6,7 @@
 //   node bench/http/pipelined.js [--connections 6] [--files big.bin,small.bin]
 //                                [--servers 'zcopy serve,serveStatic,nginx']
 //                                [--depth N] [--hold-ms 40000] [--warm-idle]
+//                                [--distinct] [--rounds 1]
 //                                [--cli PATH] [--lib PATH]
 //
 // Each server in its own process, plain HTTP on loopback: `zcopy serve`;
@@ -34,6 +35,15 @@
 // --hold-ms, so that the growth is the connections' alone, not the server's
 // first answer's nor its start's. Prints the bytes the clients got to send,
 // the RSS idle and loaded, and the growth per connection beside nginx's.
+// --distinct: each connection asks its own target (`/FILE?c=N`), so that no
+// answer to one is replayed to another and every connection's first request
+// reaches the app (what an attacker would send; otherwise, behind a lane that
+// was offered the first answer, most connections get the lane's replay).
+// --rounds N: the servers measured in turn N times (a fresh process each);
+// the table gives each one's median and, with more than one round, the range.
+// The RSS of a Node process moves by a few MiB between two readings (V8's
+// heap), so per connection the spread falls as --connections grows: 3,000
+// is about the most the bench's nginx (worker_connections 4096) takes.
 // --cli: another checkout's bin/zcopy.js; --lib: another checkout's
 // lib/index.js, for an A/B (the +lane servers need one with nativeLane).
 
@@ -66,6 +76,8 @@ function options () {
       depth: { type: 'string' },
       'hold-ms': { type: 'string', default: '40000' },
       'warm-idle': { type: 'boolean', default: false },
+      distinct: { type: 'boolean', default: false },
+      rounds: { type: 'string', default: '1' },
       cli: { type: 'string' },
       lib: { type: 'string' }
     }
@@ -74,6 +86,8 @@ function options () {
   if (!Number.isInteger(connections) || connections < 1) usageError(__filename, `--connections must be a positive integer, got ${JSON.stringify(values.connections)}`)
   const depth = values.depth === undefined ? Infinity : Number(values.depth)
   if (!(Number.isInteger(depth) && depth > 0) && depth !== Infinity) usageError(__filename, `--depth must be a positive integer, got ${JSON.stringify(values.depth)}`)
+  const rounds = Number(values.rounds)
+  if (!Number.isInteger(rounds) || rounds < 1) usageError(__filename, `--rounds must be a positive integer, got ${JSON.stringify(values.rounds)}`)
   const holdMs = Number(values['hold-ms'])
   if (!Number.isInteger(holdMs) || holdMs < 0) usageError(__filename, `--hold-ms must be a whole number of milliseconds, got ${JSON.stringify(values['hold-ms'])}`)
   const files = values.files.split(',').map((name) => name.trim()).filter(Boolean)
@@ -84,7 +98,7 @@ function options () {
   if (lib !== undefined && servers.some((name) => name.endsWith('+lane')) && typeof loadLib(lib, values.lib).nativeLane !== 'function') {
     usageError(__filename, `--lib ${values.lib} has no nativeLane (it came with commit a6d05ab): the +lane servers cannot run with it`)
   }
-  return { connections, depth, holdMs, warmIdle: values['warm-idle'], files, servers: servers.filter((name) => name !== 'nginx' || nginxInstalled()), cli: values.cli, lib }
+  return { connections, depth, holdMs, warmIdle: values['warm-idle'], distinct: values.distinct, rounds, files, servers: servers.filter((name) => name !== 'nginx' || nginxInstalled()), cli: values.cli, lib }
 }
 
 // The package at `lib` (its lib/index.js), or a usage error naming `given`.
@@ -124,14 +138,14 @@ async function startServer (name, root, { cli, lib }) {
   return startZcopyServe(root, 1, cli ? { cli } : {})
 }
 
-// Opens `connections` that pipeline requests for `path` for as long as their
-// sockets take them (or `depth` of them in one write) and never read.
-// → { sent(): bytes written, close() }
-function pipeline (port, path, connections, depth) {
-  const request = `GET ${path} HTTP/1.1\r\nHost: localhost\r\nUser-Agent: zcopy-pipelined\r\n\r\n`
-  const requests = Buffer.from(request.repeat(depth === Infinity ? BATCH : depth))
+// Opens `connections` that pipeline requests for `path` (with `distinct`, each
+// `path?c=N`) for as long as their sockets take them (or `depth` of them in
+// one write) and never read. → { sent(): bytes written, close() }
+function pipeline (port, path, connections, depth, distinct) {
   let sent = 0
-  const sockets = Array.from({ length: connections }, () => {
+  const sockets = Array.from({ length: connections }, (_, n) => {
+    const request = `GET ${distinct ? `${path}?c=${n}` : path} HTTP/1.1\r\nHost: localhost\r\nUser-Agent: zcopy-pipelined\r\n\r\n`
+    const requests = Buffer.from(request.repeat(depth === Infinity ? BATCH : depth))
     const socket = net.connect(port, '127.0.0.1')
     socket.pause() // never read
     socket.on('error', () => {})
@@ -168,7 +182,7 @@ async function measure (name, file, root, settings) {
     await sleep(1000)
     if (settings.warmIdle) await answered(server.port, `/${file}?warm`)
     const { rss: idle } = await settledRss(server.pid, settings.warmIdle ? settings.holdMs : 0)
-    const clients = pipeline(server.port, `/${file}`, settings.connections, settings.depth)
+    const clients = pipeline(server.port, `/${file}`, settings.connections, settings.depth, settings.distinct)
     const { rss: loaded, highest } = await settledRss(server.pid, settings.holdMs)
     const sent = clients.sent()
     clients.close()
@@ -180,6 +194,12 @@ async function measure (name, file, root, settings) {
 
 const mib = (kib) => (kib / 1024).toFixed(1)
 
+function median (values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
 async function main () {
   const settings = options()
   const root = mkdtempSync(join(tmpdir(), 'zcopy-pipelined-'))
@@ -188,17 +208,25 @@ async function main () {
     console.log(machineLine())
     const depth = settings.depth === Infinity ? 'as many as their sockets take' : `${settings.depth} in one write`
     const idle = settings.warmIdle ? `, idle after one answer and ${settings.holdMs} ms` : ''
-    console.log(`${settings.connections} HTTP/1.1 connections that pipeline GET requests (${depth}) and never read, RSS after ${settings.holdMs} ms${idle}; ${new Date().toISOString()}`)
+    const targets = settings.distinct ? ', each its own target' : ''
+    const rounds = settings.rounds > 1 ? `; ${settings.rounds} rounds, the servers in turn: medians (range)` : ''
+    console.log(`${settings.connections} HTTP/1.1 connections that pipeline GET requests (${depth}${targets}) and never read, RSS after ${settings.holdMs} ms${idle}${rounds}; ${new Date().toISOString()}`)
     console.log('| file | server | clients sent MiB | idle MiB | loaded MiB (highest) | growth per connection KiB | ÷ nginx |')
     console.log('|---|---|---:|---:|---:|---:|---:|')
+    const perConnection = (row) => (row.loaded - row.idle) / settings.connections
     for (const file of settings.files) {
-      const rows = []
-      for (const name of settings.servers) rows.push(await measure(name, file, root, settings))
-      const nginx = rows.find((row) => row.name === 'nginx')
-      const perConnection = (row) => (row.loaded - row.idle) / settings.connections
-      for (const row of rows) {
-        const ratio = nginx && row !== nginx ? `${(perConnection(row) / Math.max(1, perConnection(nginx))).toFixed(1)}×` : ''
-        console.log(`| ${file} | ${row.name} | ${(row.sent / 2 ** 20).toFixed(1)} | ${mib(row.idle)} | ${mib(row.loaded)} (${mib(row.highest)}) | ${perConnection(row).toFixed(0)} | ${ratio} |`)
+      const runs = new Map(settings.servers.map((name) => [name, []]))
+      for (let round = 0; round < settings.rounds; round++) {
+        for (const name of settings.servers) runs.get(name).push(await measure(name, file, root, settings))
+      }
+      const nginx = runs.get('nginx')
+      const nginxGrowth = nginx === undefined ? null : Math.max(1, median(nginx.map(perConnection)))
+      for (const [name, rows] of runs) {
+        const growths = rows.map(perConnection)
+        const range = rows.length > 1 ? ` (${Math.min(...growths).toFixed(0)}–${Math.max(...growths).toFixed(0)})` : ''
+        const ratio = nginxGrowth !== null && name !== 'nginx' ? `${(median(growths) / nginxGrowth).toFixed(1)}×` : ''
+        const loaded = `${mib(median(rows.map((row) => row.loaded)))} (${mib(Math.max(...rows.map((row) => row.highest)))})`
+        console.log(`| ${file} | ${name} | ${(median(rows.map((row) => row.sent)) / 2 ** 20).toFixed(1)} | ${mib(median(rows.map((row) => row.idle)))} | ${loaded} | ${median(growths).toFixed(0)}${range} | ${ratio} |`)
       }
     }
   } finally {
