@@ -348,12 +348,12 @@ describe.runIf(zeroCopyAvailable)('a lent body the lane sends alone', () => {
 
   test('Connection: close: the body whole, then the connection closes; finished complete', async () => {
     const reports = []
-    const { port } = await start(APPS['node:http'], undefined, { onSent: (res, report) => reports.push({ report, ended: res.writableFinished }) })
+    const { port } = await start(APPS['node:http'], undefined, { onSent: (res, report) => reports.push({ report, res }) })
     const client = await stalled(port)
     const closed = once(client.socket, 'close')
     client.write(GET('/big.bin?close', 'Connection: close\r\n'))
     expect(await until(() => reports.length === 1)).toBe(true)
-    expect(reports[0].ended).toBe(true)
+    expect(await until(() => reports[0].res.writableFinished)).toBe(true) // before the client read
     client.socket.resume()
     const answer = await client.answer()
     expect(answer.headers.connection).toBe('close')
