@@ -92,12 +92,6 @@ class AfterQuiet {
 
 // The count of connections and streams open, and what it sets off.
 class Crowd {
-  // n connections came (n > 0) or went.
-  change (n) {
-    for (; n > 0; n--) this.add()
-    for (; n < 0; n++) this.remove()
-  }
-
   constructor () {
     this.open = 0
     this.peak = 0
@@ -115,6 +109,12 @@ class Crowd {
   remove () {
     this.open--
     if (this.peak >= CROWD && this.open <= this.peak / 4) this.going.restart()
+  }
+
+  // n connections came (n > 0) or went (a lane's count, sampled).
+  change (n) {
+    for (; n > 0; n--) this.add()
+    for (; n < 0; n++) this.remove()
   }
 
   stoppedGrowing () {

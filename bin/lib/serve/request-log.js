@@ -34,11 +34,12 @@ function escapeForLog (text) {
 }
 
 const NO_BODY_STATUSES = new Set([204, 304])
+const COLOURS = { 2: 32, 3: 36, 4: 33, 5: 31 } // green, cyan, yellow, red
 
+// Milliseconds since `start` (process.hrtime.bigint()).
 function elapsedMs (start) {
   return Number(process.hrtime.bigint() - start) / 1e6
 }
-const COLOURS = { 2: 32, 3: 36, 4: 33, 5: 31 } // green, cyan, yellow, red
 
 function bodyBytes (req, res) {
   if (req.method === 'HEAD' || NO_BODY_STATUSES.has(res.statusCode)) return 0
