@@ -1,20 +1,11 @@
 // Shared by the serve-*.test.mjs files: a served folder and a running CLI.
 import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startCli, waitForStdout } from './cli.mjs'
-import { exchange as rawExchange, portOf, withoutDate } from './raw-exchange.mjs'
+import { exchange as rawExchange, portOf, withoutDate } from '../support/raw-exchange.mjs'
+import { makeRoot } from '../support/files.mjs'
 
-export function makeRoot (files) {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-serve-'))
-  for (const [name, content] of Object.entries(files)) {
-    const file = path.join(root, name)
-    fs.mkdirSync(path.dirname(file), { recursive: true })
-    fs.writeFileSync(file, content)
-  }
-  return root
-}
+export { makeRoot }
 
 // Starts `zcopy serve root --port 0 ...args`; → { cli, url, stop() → output }.
 export async function startServe (root, args = [], { env = {}, port = ['--port', '0'] } = {}) {
@@ -51,7 +42,7 @@ export function descriptorsOf (server, file) {
 }
 
 // Raw exchanges with a served folder (the native lane's tests), through
-// raw-exchange.mjs.
+// test/support/raw-exchange.mjs.
 export { portOf, withoutDate }
 
 // Writes `chunks` on one connection (`gapMs` apart; with `end`, then ends its

@@ -12,7 +12,7 @@ import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
 import { descriptorsHeld, makeRoot, startServe } from './serve-helpers.mjs'
-import { exchange, portOf, wholeAnswer, withoutDate } from './raw-exchange.mjs'
+import { exchange, portOf, wholeAnswer, withoutDate } from '../support/raw-exchange.mjs'
 import { FILES, SERVE_ARGS, randomRequest, seededRandom } from '../support/lane-requests.mjs'
 
 const SEED = Number(process.env.ZCOPY_LANE_SEED || (Date.now() % 0x100000000))

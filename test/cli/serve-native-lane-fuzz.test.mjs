@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
 import { makeRoot, startServe } from './serve-helpers.mjs'
-import { exchange, portOf, socketCount, withoutDate } from './raw-exchange.mjs'
+import { exchange, portOf, socketCount, withoutDate } from '../support/raw-exchange.mjs'
 import { FILES, SERVE_ARGS, randomRequest, seededRandom } from '../support/lane-requests.mjs'
 import { mutatedHead, validHead } from '../support/request-heads.mjs'
 

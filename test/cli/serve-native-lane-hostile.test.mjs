@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
 import { descriptorsOf, makeRoot, startServe } from './serve-helpers.mjs'
 import { waitForStdout } from './cli.mjs'
-import { exchange, fdCount, portOf } from './raw-exchange.mjs'
+import { exchange, fdCount, portOf } from '../support/raw-exchange.mjs'
 
 const MiB = 1024 * 1024
 const IDLE_CONNECTIONS = 10_000

@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
 import { makeRoot, startServe } from './serve-helpers.mjs'
-import { exchange, portOf, withoutDate } from './raw-exchange.mjs'
+import { exchange, portOf, withoutDate } from '../support/raw-exchange.mjs'
 
 const require = createRequire(import.meta.url)
 const { nativeLane: createLane } = require('../../lib/lane/index.js')

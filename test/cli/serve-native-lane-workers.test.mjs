@@ -11,7 +11,7 @@ import { once } from 'node:events'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
 import { runCli, waitForStdout } from './cli.mjs'
-import { makeRoot, startServe } from './serve-helpers.mjs'
+import { exchange, makeRoot, portOf, startServe, withoutDate } from './serve-helpers.mjs'
 
 // More than loopback's socket buffers hold: the lane's sendfile meets EAGAIN.
 const huge = Buffer.alloc(16 * 1024 * 1024, 'h')
@@ -37,23 +37,6 @@ afterAll(async () => {
   await Promise.all([lane, plain].filter(Boolean).map((server) => server.stop()))
   fs.rmSync(root, { recursive: true, force: true })
 })
-
-const portOf = (server) => Number(new URL(server.url).port)
-
-// Opens a connection, writes `request` and resolves with all it received once
-// the server closed it.
-async function exchange (server, request) {
-  const socket = net.connect(portOf(server), '127.0.0.1')
-  const received = []
-  socket.on('data', (chunk) => received.push(chunk))
-  const closed = once(socket, 'close')
-  await once(socket, 'connect')
-  socket.write(request)
-  await closed
-  return Buffer.concat(received)
-}
-
-const withoutDate = (bytes) => bytes.toString('latin1').replace(/\r\nDate: [^\r]*/g, '\r\nDate: -')
 
 // A kept-alive connection that has had one answer to `GET path`: → { socket,
 // head } (the body is read and dropped).
@@ -162,7 +145,7 @@ describe('zcopy serve --native-lane --workers 2', () => {
       // Each worker learns an answer when Node gives it: a few rounds, so that
       // both are likely to have replayed some.
       for (let i = 0; i < 4; i++) {
-        const [withLane, without] = await Promise.all([exchange(lane, request), exchange(plain, request)])
+        const [withLane, without] = await Promise.all([exchange(lane, [request]), exchange(plain, [request])])
         expect(without.length).toBeGreaterThan(0)
         expect(withoutDate(withLane)).toBe(withoutDate(without))
       }
@@ -194,7 +177,7 @@ describe('zcopy serve --native-lane --workers 2', () => {
       expect(portOf(server)).not.toBe(port)
       expect(server.cli.stdout().match(/is taken; using/g)).toEqual(['is taken; using'])
       expect(server.cli.stdout()).toContain(`zcopy: port ${port} is taken; using ${portOf(server)} instead\n`)
-      expect(withoutDate(await exchange(server, CASES.HEAD))).toBe(withoutDate(await exchange(plain, CASES.HEAD)))
+      expect(withoutDate(await exchange(server, [CASES.HEAD]))).toBe(withoutDate(await exchange(plain, [CASES.HEAD])))
     } finally {
       blocker.close()
       if (server) expect((await server.stop()).code).toBe(0)
@@ -207,7 +190,7 @@ describe('zcopy serve --native-lane --workers 2', () => {
       expect(server.cli.stdout()).not.toMatch(/native lane/)
       expect(server.cli.stderr()).toMatch(native === null ? OFF : /^zcopy: --native-lane off: NODE_CLUSTER_SCHED_POLICY=rr hands connections out through Node's stack$/m)
       expect(server.cli.stderr().trimEnd().split('\n')).toHaveLength(1)
-      expect(withoutDate(await exchange(server, CASES.HEAD))).toBe(withoutDate(await exchange(plain, CASES.HEAD)))
+      expect(withoutDate(await exchange(server, [CASES.HEAD]))).toBe(withoutDate(await exchange(plain, [CASES.HEAD])))
     } finally {
       expect((await server.stop()).code).toBe(0)
     }
@@ -242,7 +225,7 @@ describe('zcopy serve --native-lane --workers 2', () => {
     test('a primary stopped (SIGSTOP): new connections are served', async () => {
       process.kill(lane.cli.child.pid, 'SIGSTOP')
       try {
-        for (let i = 0; i < 4; i++) expect(withoutDate(await exchange(lane, CASES.HEAD))).toBe(withoutDate(await exchange(plain, CASES.HEAD)))
+        for (let i = 0; i < 4; i++) expect(withoutDate(await exchange(lane, [CASES.HEAD]))).toBe(withoutDate(await exchange(plain, [CASES.HEAD])))
       } finally {
         process.kill(lane.cli.child.pid, 'SIGCONT')
       }
@@ -273,7 +256,7 @@ describe('zcopy serve --native-lane --workers 2', () => {
 
     test('SIGTERM: every worker stops, a download in flight from a lane finishes, exit code 0', async () => {
       // Served by the lane of whichever worker accepts: each replays huge.bin.
-      for (const pid of workers) await withOnly(pid, async () => { for (let i = 0; i < 2; i++) await exchange(lane, 'GET /huge.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n') })
+      for (const pid of workers) await withOnly(pid, async () => { for (let i = 0; i < 2; i++) await exchange(lane, ['GET /huge.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n']) })
       const download = net.connect(portOf(lane), '127.0.0.1')
       await once(download, 'connect')
       download.write('GET /huge.bin HTTP/1.1\r\nHost: localhost\r\n\r\n')

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { makeRoot, startServe } from './serve-helpers.mjs'
-import { exchange, portOf } from './raw-exchange.mjs'
+import { exchange, portOf } from '../support/raw-exchange.mjs'
 import { parseResponses } from '../support/http.mjs'
 
 const FILES = { 'huge.bin': randomBytes(4 * 1024 * 1024), 'big.bin': randomBytes(200 * 1024) }

@@ -11,9 +11,9 @@
 // after its answer when the framing says so); deferring is always safe.
 import { once } from 'node:events'
 import http from 'node:http'
-import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
+import { exchange } from '../support/raw-exchange.mjs'
 import { mutatedHead, seededRandom, validHead } from '../support/request-heads.mjs'
 
 const frame = (text) => native.frameRequest(Buffer.from(text, 'latin1'))
@@ -148,12 +148,7 @@ afterAll(() => server?.close())
 // and whether its first answer closes the connection.
 async function nodeReads (bytes) {
   seen = []
-  const socket = net.connect(server.address().port, '127.0.0.1')
-  socket.on('error', () => {}) // Node may reset a connection it refuses
-  let answers = ''
-  socket.on('data', (chunk) => { answers += chunk.toString('latin1') })
-  socket.end(bytes)
-  await once(socket, 'close')
+  const answers = (await exchange(server.address().port, [bytes], { end: true })).bytes.toString('latin1')
   // (A 100 Continue comes first to Expect: 100-continue: the answer is the next.)
   const first = answers.split('\r\n\r\n').find((head) => !/^HTTP\/1\.1 100 /.test(head)) ?? ''
   return { requests: seen, closes: /\r\nConnection: close\r\n/i.test(first + '\r\n') }

@@ -9,9 +9,9 @@
 // parser may defer what Node accepts.
 import { once } from 'node:events'
 import http from 'node:http'
-import net from 'node:net'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { native } from '../../lib/engine/binding.js'
+import { exchange } from '../support/raw-exchange.mjs'
 import { mutatedHead, seededRandom, validHead } from '../support/request-heads.mjs'
 
 const SEED = 0x64C0FFEE
@@ -57,12 +57,7 @@ afterAll(() => server?.close())
 // a head it never saw the end of).
 async function nodeReads (bytes) {
   seen = []
-  const socket = net.connect(server.address().port, '127.0.0.1')
-  socket.on('error', () => {}) // Node may reset a connection it refuses
-  let answers = ''
-  socket.on('data', (chunk) => { answers += chunk.toString('latin1') })
-  socket.end(bytes)
-  await once(socket, 'close')
+  const answers = (await exchange(server.address().port, [bytes], { end: true })).bytes.toString('latin1')
   if (seen.length === 0) return null
   return { ...seen[0], closes: /\r\nConnection: close\r\n/i.test(answers.split('\r\n\r\n')[0] + '\r\n') }
 }

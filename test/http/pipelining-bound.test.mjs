@@ -12,21 +12,14 @@
 // a compressed variant. At most 32 requests of one connection wait for their
 // turn: one more closes the connection, and the requests it held are let go.
 
-import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { brotliDecompressSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { zeroCopyAvailable } from '../../lib/index.js'
-import { REQUEST, connect, exchange, settledCount, startServer as startChild } from '../support/pipelining.mjs'
+import { MiB, REQUEST, connect, exchange, servedRoot, settledCount, startServer as startChild } from '../support/pipelining.mjs'
 
-const MiB = 2 ** 20
-// Bigger than what the kernel's buffers on both ends take on loopback, so that
-// a client that does not read stalls the response.
-const BIG = 32 * MiB
 // Node parses what one read of the connection brought (up to 64 KiB) whole: a
 // pause stops the next read, not the parse of this one. Requests of this size
 // fill a read with 1,928 of them.
@@ -45,15 +38,12 @@ const HEAP_PER_WAITING = { http: 4096, express: 8192, sendFile: 4096 }
 const UNDER_WAY = 256 * 1024
 
 let root
-const files = {}
+let files
 
 beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'zcopy-pipelining-'))
-  files['big.bin'] = randomBytes(BIG)
-  files['mid.bin'] = randomBytes(2 * MiB + 123)
-  files['small.txt'] = Buffer.from('small and kept in memory\n'.repeat(40))
-  files['text.js'] = Buffer.from(Array.from({ length: 4000 }, (_, i) => `export const value${i} = ${i} * 2\n`).join(''))
-  for (const [name, bytes] of Object.entries(files)) writeFileSync(join(root, name), bytes)
+  ({ root, files } = servedRoot('zcopy-pipelining-', {
+    'text.js': Buffer.from(Array.from({ length: 4000 }, (_, i) => `export const value${i} = ${i} * 2\n`).join(''))
+  }))
 })
 
 afterAll(() => rmSync(root, { recursive: true, force: true }))

@@ -19,7 +19,7 @@ import express from 'express'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import zcopy from '../../lib/index.js'
 import { listen, parseResponses } from '../support/http.mjs'
-import { exchange } from '../cli/raw-exchange.mjs'
+import { exchange } from '../support/raw-exchange.mjs'
 
 const KiB = 1024
 const FILES = {

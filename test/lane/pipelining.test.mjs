@@ -20,19 +20,12 @@
 //   for byte (files by sendfile, from memory, HEAD, 304, ranges, 404, 416),
 //   and with +offer the lane answers some of them itself.
 
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { zeroCopyAvailable } from '../../lib/index.js'
-import { REQUEST, connect, exchange, settledCount, startServer } from '../support/pipelining.mjs'
+import { MiB, REQUEST, connect, exchange, servedRoot, settledCount, startServer } from '../support/pipelining.mjs'
 
-const MiB = 2 ** 20
-// Bigger than what the kernel's buffers on both ends take on loopback, so that
-// a client that does not read stalls the response.
-const BIG = 32 * MiB
 const CONNECTIONS = 4
 // Heap held per connection that pipelined 33 requests for the big file (each
 // its own target: every first request lent) and reads nothing, after full
@@ -49,14 +42,10 @@ const HEAP_PER_CONNECTION = 4 * 1024
 const HEAP_CONNECTIONS = 200
 
 let root
-const files = {}
+let files
 
 beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'zcopy-lane-pipelining-'))
-  files['big.bin'] = randomBytes(BIG)
-  files['mid.bin'] = randomBytes(2 * MiB + 123)
-  files['small.txt'] = Buffer.from('small and kept in memory\n'.repeat(40))
-  for (const [name, bytes] of Object.entries(files)) writeFileSync(join(root, name), bytes)
+  ({ root, files } = servedRoot('zcopy-lane-pipelining-'))
 })
 
 afterAll(() => rmSync(root, { recursive: true, force: true }))

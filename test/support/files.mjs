@@ -12,6 +12,18 @@ export function makeTempDir (prefix = 'zcopy-test-') {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 }
 
+// A temporary folder holding `files` (relative name → contents, folders made
+// as needed): → its path.
+export function makeRoot (files, prefix = 'zcopy-serve-') {
+  const root = makeTempDir(prefix)
+  for (const [name, content] of Object.entries(files)) {
+    const file = path.join(root, name)
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(file, content)
+  }
+  return root
+}
+
 // Every .js file below `dir`, as paths.
 export function jsFilesUnder (dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -4,9 +4,28 @@
 // reaching the app and reports its heap, and raw clients that pipeline.
 
 import { fork } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import net from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { makeRoot } from './files.mjs'
+
+export const MiB = 2 ** 20
+// Bigger than what the kernel's buffers on both ends take on loopback, so that
+// a client that does not read stalls the response.
+export const BIG = 32 * MiB
+
+// A temporary folder (`prefix`) with the files both tests serve (big.bin,
+// mid.bin, small.txt) and `extra`: → { root, files (name → bytes) }.
+export function servedRoot (prefix, extra = {}) {
+  const files = {
+    'big.bin': randomBytes(BIG),
+    'mid.bin': randomBytes(2 * MiB + 123),
+    'small.txt': Buffer.from('small and kept in memory\n'.repeat(40)),
+    ...extra
+  }
+  return { root: makeRoot(files, prefix), files }
+}
 
 // One GET with a Host, nothing else (34 bytes for /big.bin).
 export const REQUEST = (path) => `GET ${path} HTTP/1.1\r\nHost: a\r\n\r\n`
