@@ -19,12 +19,14 @@
 //                 RFC 9112 §6.3);
 //   the end       CRLF, within kMaxRequestHeadBytes.
 //   Connection    at most one Connection or Proxy-Connection field (llhttp
-//                 reads both alike), its value one "close" or "keep-alive"
-//                 token: the lane must know whether Node closes after its
-//                 answer, and no "upgrade" token means no upgrade (llhttp
-//                 upgrades on Upgrade with Connection: upgrade only), so an
-//                 Upgrade field is framed as any other. Expect is Node's to
-//                 answer (100 Continue, written through the twin, or 417).
+//                 reads both alike), its value a list of tokens with
+//                 "close" or "keep-alive" (not both) or neither, and others
+//                 llhttp passes over ("keep-alive, TE"): the lane must know
+//                 whether Node closes after its answer, and no "upgrade"
+//                 token means no upgrade (llhttp upgrades on Upgrade with
+//                 Connection: upgrade only), so an Upgrade field is framed
+//                 as any other. Expect is Node's to answer (100 Continue,
+//                 written through the twin, or 417).
 // Deferred: any other Transfer-Encoding, and any other Connection.
 #include "request_frame.h"
 
@@ -80,11 +82,34 @@ int64_t LengthOf(const unsigned char* value, size_t length) {
   return number;
 }
 
-// A Connection value: 1 "close", 0 "keep-alive" (any case), -1 anything else.
-int ConnectionToken(const unsigned char* value, size_t length) {
-  if (NameIs(value, length, "close")) return 1;
-  if (NameIs(value, length, "keep-alive")) return 0;
-  return -1;
+// What a Connection value says, read as llhttp reads its list: each element
+// between commas, spaces around it dropped, is "close", "keep-alive" or
+// "upgrade" (any case) or another token, which llhttp passes over (TE, a
+// hop-by-hop field's name). kConnectionNone: neither close nor keep-alive.
+// Deferred: "upgrade", close and keep-alive both, an element that is not a
+// token (empty, or bytes a token does not hold) and a tab anywhere, where
+// the lane would have to prove more of llhttp's reading than this.
+constexpr int kConnectionNone = 2;
+int ConnectionTokens(const unsigned char* value, size_t length) {
+  if (HasTab(value, length)) return -1;
+  bool close = false;
+  bool keep_alive = false;
+  size_t at = 0;
+  for (;;) {
+    while (at < length && value[at] == ' ') ++at;
+    const size_t start = at;
+    while (at < length && IsTchar(value[at])) ++at;
+    const size_t end = at;
+    while (at < length && value[at] == ' ') ++at;
+    if (end == start || (at < length && value[at] != ',')) return -1;
+    if (NameIs(value + start, end - start, "upgrade")) return -1;
+    close = close || NameIs(value + start, end - start, "close");
+    keep_alive = keep_alive || NameIs(value + start, end - start, "keep-alive");
+    if (at == length) break;
+    ++at;  // the comma
+  }
+  if (close && keep_alive) return -1;
+  return close ? 1 : keep_alive ? 0 : kConnectionNone;
 }
 
 FrameResult Frame(const unsigned char* data, size_t size, RequestFrame* frame) {
@@ -105,7 +130,7 @@ FrameResult Frame(const unsigned char* data, size_t size, RequestFrame* frame) {
 
   bool has_length = false;
   bool chunked = false;
-  int connection = -2;  // not sent
+  int connection = -2;  // not sent; else what ConnectionTokens read
   for (;;) {
     if (at == size) return FrameResult::kIncomplete;
     if (data[at] == '\r') {
@@ -139,10 +164,10 @@ FrameResult Frame(const unsigned char* data, size_t size, RequestFrame* frame) {
       if (chunked || !only_chunked || HasTab(data + value.end, at - 2 - value.end)) return FrameResult::kDefer;
       chunked = true;
     } else if (NameIs(name_bytes, name_length, "connection") || NameIs(name_bytes, name_length, "proxy-connection")) {
-      // A tab inside or after the token: llhttp reads tokens otherwise.
-      const int token = ConnectionToken(data + value.start, value.end - value.start);
-      if (connection != -2 || token < 0 || HasTab(data + value.start, at - 2 - value.start)) return FrameResult::kDefer;
-      connection = token;
+      // (A tab after the value too: llhttp reads tokens otherwise.)
+      const int tokens = ConnectionTokens(data + value.start, value.end - value.start);
+      if (connection != -2 || tokens < 0 || HasTab(data + value.end, at - 2 - value.end)) return FrameResult::kDefer;
+      connection = tokens;
     }
   }
 }

@@ -41,7 +41,10 @@ describe.runIf(native !== null)('frameRequest, case by case', () => {
     ['M-SEARCH', request('M-SEARCH / HTTP/1.1', 'Host: a'), { bodyLength: 0 }],
     ['Upgrade without Connection: upgrade (no upgrade to llhttp)', request('GET / HTTP/1.1', 'Upgrade: websocket', 'Connection: keep-alive'), {}],
     ['Expect (Node answers it)', request('PUT / HTTP/1.1', 'Expect: 100-continue', 'Content-Length: 1'), { bodyLength: 1 }],
-    ['Proxy-Connection, read as Connection', request('GET / HTTP/1.0', 'Proxy-Connection: keep-alive'), { closes: false }]
+    ['Proxy-Connection, read as Connection', request('GET / HTTP/1.0', 'Proxy-Connection: keep-alive'), { closes: false }],
+    ['Connection with two tokens', request('GET / HTTP/1.1', 'Connection: keep-alive, TE'), { closes: false }],
+    ['a token list with close', request('POST / HTTP/1.1', 'Connection: TE,close '), { closes: true }],
+    ['HTTP/1.0 with a token list but no keep-alive', request('GET / HTTP/1.0', 'Connection: TE, x-a'), { closes: true }]
   ])('%s', (_, text, expected) => {
     const body = (expected.bodyLength ?? 0) > 0 ? 'more' : 'done' // (no body bytes given)
     expect(frame(text)).toEqual({ result: 'complete', length: text.length, bodyLength: 0, chunked: false, closes: false, body, ...expected })
@@ -90,7 +93,10 @@ describe.runIf(native !== null)('frameRequest, case by case', () => {
     ['two numbers', request('POST / HTTP/1.1', 'Content-Length: 1 2')],
     ['a tab after the number', request('POST / HTTP/1.1', 'Content-Length: 1\t')],
     ['16 digits', request('POST / HTTP/1.1', 'Content-Length: 1000000000000000')],
-    ['Connection with two tokens', request('GET / HTTP/1.1', 'Connection: keep-alive, TE')],
+    ['close and keep-alive both', request('GET / HTTP/1.0', 'Connection: close, keep-alive')],
+    ['upgrade among the tokens', request('GET / HTTP/1.1', 'Upgrade: websocket', 'Connection: keep-alive, Upgrade')],
+    ['an empty element', request('GET / HTTP/1.1', 'Connection: keep-alive,')],
+    ['an element that is not a token', request('GET / HTTP/1.1', 'Connection: keep-alive x')],
     ['Connection with a tab after its token', request('GET / HTTP/1.1', 'Connection: close\t')],
     ['two Connection fields', request('GET / HTTP/1.1', 'Connection: close', 'Connection: close')],
     ['obs-fold', request('POST / HTTP/1.1', 'X-A: 1', ' folded')],
@@ -235,3 +241,28 @@ it.runIf(native !== null)(`agrees with node:http on ${VALID} generated and ${MUT
   expect(counts.chunked).toBeGreaterThan(20)
   expect(counts.defer).toBeGreaterThan(50)
 }, 120_000)
+
+// Connection values as lists, which llhttp reads token by token: where the
+// lane frames one, Node closes after its answer exactly when the frame says
+// so, and reads the request after it otherwise.
+const CONNECTION_LISTS = ['keep-alive, TE', 'TE, close', 'close, TE', 'TE', 'te, Keep-Alive', 'x-a, x-b, close',
+  ' keep-alive ,  TE ', 'keep-alive,TE', 'CLOSE,x', 'TE , keep-alive', 'closed, keep-alive', 'keep-alived',
+  'keep-alive, upgrade', 'close, keep-alive', 'keep-alive,', ', close', 'keep-alive x', 'close;x', 'TE\t, close', '"close"']
+it.runIf(native !== null)(`agrees with node:http on ${CONNECTION_LISTS.length} Connection lists, in HTTP/1.0 and 1.1, with a body`, async () => {
+  let framed = 0
+  for (const value of CONNECTION_LISTS) {
+    for (const minor of ['0', '1']) {
+      const head = `POST /list HTTP/1.${minor}\r\nHost: a\r\nContent-Length: 3\r\nConnection: ${value}\r\n\r\n`
+      const result = frame(head + 'abc')
+      const where = `${JSON.stringify(value)}, HTTP/1.${minor}`
+      if (result.result === 'defer') continue
+      framed++
+      expect(result, where).toMatchObject({ result: 'complete', length: head.length, bodyLength: 3, body: 'done' })
+      const node = await nodeReads(Buffer.from(head + 'abc' + NEXT, 'latin1'))
+      expect(node.requests[0], where).toEqual({ method: 'POST', url: '/list', body: 3 })
+      expect(node.closes, `${where}: closes`).toBe(result.closes)
+      if (!result.closes) expect(node.requests[1], `${where}: the next request`).toEqual({ method: 'GET', url: '/next', body: 0 })
+    }
+  }
+  expect(framed).toBe(2 * 12) // the first twelve lists; the rest are deferred
+})
