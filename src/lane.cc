@@ -478,12 +478,25 @@ class LaneCore {
     const size_t body = conn->body.Take(read_buffer, got);
     if (conn->body.Failed()) return Close(conn);
     if (body < got) conn->pending.append(read_buffer + body, got - body);
+    // At the body's end, an answer still waiting for room keeps the poll's
+    // watch for it, and the requests behind wait for it (OnWritable).
     if (conn->lent) {
-      if (!conn->BodyLeft()) WatchLent(conn);
+      if (!conn->BodyLeft()) {
+        if (conn->waits_writable) {
+          WaitWritable(conn);
+        } else {
+          WatchLent(conn);
+        }
+      }
       if (body > 0) CallBody(conn, read_buffer, body);
       return;
     }
-    if (!conn->BodyLeft()) ReadOn(conn);
+    if (conn->BodyLeft()) return;
+    if (conn->waits_writable) {
+      WaitWritable(conn);
+    } else {
+      ReadOn(conn);
+    }
   }
 
   void ReadSome(LaneConnection* conn) {
@@ -617,16 +630,13 @@ class LaneCore {
     if (sent == Sent::kClosed) {
       // Written whole, then shut (the answer closes the connection): a file
       // range owed is heard of now. Closed otherwise: onGone says it.
-      if (conn->lingering && conn->file_owed) FileWritten(conn);
+      if (conn->lingering && conn->file_owed) Written(conn);
       return;
     }
-    if (conn->lent) {
-      conn->file_owed = false;
-      return CallLent(on_written, conn, nullptr, 0);
-    }
+    if (conn->lent) return Written(conn);
     if (conn->file_owed) {
       // Node's answer ended before its file range did; the lane sent the rest.
-      FileWritten(conn);
+      Written(conn);
       if (uv_is_closing(reinterpret_cast<uv_handle_t*>(&conn->poll))) return;  // (closed by the callback)
     }
     if (conn->BodyLeft()) return;  // the rest of a body Node did not read: dropped first
@@ -636,8 +646,9 @@ class LaneCore {
     Process(conn, bytes.data(), bytes.size());
   }
 
-  // onWritten(id): the lent file range owed went whole.
-  void FileWritten(LaneConnection* conn) {
+  // onWritten(id): what a lent answer had waiting for room went, with any
+  // file range owed (also once Node's answer ended before the range did).
+  void Written(LaneConnection* conn) {
     conn->file_owed = false;
     CallLent(on_written, conn, nullptr, 0);
   }

@@ -17,7 +17,8 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import express from 'express'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { nativeLane, serveStatic, zeroCopyAvailable } from '../../lib/index.js'
+import { nativeLane, sendFile, serveStatic, zeroCopyAvailable } from '../../lib/index.js'
+import { exchange as rawExchange } from '../support/raw-exchange.mjs'
 
 const sha = (bytes) => createHash('sha256').update(bytes).digest('hex')
 const MiB = 2 ** 20
@@ -33,8 +34,9 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 
 // A node:http server (or Express app) behind a lane: `handle(req, res)`
 // answers /echo (the body's length and hash, read in full), /slow (reads
-// only once `release()` is called), /ignore (answers at once, reads nothing)
-// and the rest from serveStatic. `seen` lists each request the app saw.
+// only once `release()` is called), /ignore (answers at once, reads nothing),
+// /file (big.bin by sendFile at once, the body read as it comes), /bytes (the
+// same from memory) and the rest from serveStatic. `seen` lists each request the app saw.
 async function start ({ framework = 'http', serverOptions = {} } = {}) {
   const seen = []
   let release
@@ -52,6 +54,14 @@ async function start ({ framework = 'http', serverOptions = {} } = {}) {
     if (pathname === '/echo') return echo(req, res)
     if (pathname === '/slow') return released.then(() => echo(req, res))
     if (pathname === '/ignore') return res.end('ignored\n')
+    if (pathname === '/file') {
+      req.resume()
+      return sendFile(req, res, 'big.bin', { root }).catch(next)
+    }
+    if (pathname === '/bytes') {
+      req.resume()
+      return res.end(fs.readFileSync(path.join(root, 'big.bin')))
+    }
     serve(req, res, next)
   }
   let handler
@@ -99,10 +109,7 @@ async function talk (port) {
 // Writes `bytes` on a fresh connection and collects everything until the
 // server closes it (→ latin1 string).
 async function exchange (port, bytes) {
-  const { socket, text } = await talk(port)
-  socket.write(bytes)
-  await once(socket, 'close')
-  return text()
+  return (await rawExchange(port, [bytes])).bytes.toString('latin1')
 }
 
 // The status lines and bodies of the answers in `text` (each with a
@@ -205,6 +212,40 @@ describe.runIf(zeroCopyAvailable)('the lane reads a body only as fast as the app
       expect(await res.text()).toBe('alpha\n')
       expect(app.seen).toEqual(['POST /echo', 'GET /a.txt'])
     } finally {
+      await app.stop()
+    }
+  })
+})
+
+// An answer that waits for room while its request's body still comes: the
+// body's end, read meanwhile, must not take the lane's watch for room away,
+// nor let the request behind it be answered before the answer ahead is out.
+describe.runIf(zeroCopyAvailable)('a body that ends while the answer waits for room', () => {
+  test.each([
+    ['http', '/file'], ['express', '/file'], ['http', '/bytes'], ['express', '/bytes']
+  ])('%s, %s: the answer goes on once the client reads, then the request behind it', async (framework, target) => {
+    const app = await start({ framework })
+    const { socket, text, until } = await talk(app.port)
+    const big = fs.readFileSync(path.join(root, 'big.bin'))
+    try {
+      const rest = 256 * 1024
+      socket.write(`POST ${target} HTTP/1.1\r\nHost: a\r\nContent-Length: ${1024 + rest}\r\n\r\n${'x'.repeat(1024)}`)
+      await until((received) => received.length > 0)
+      socket.pause() // the 32 MiB answer waits for room
+      await sleep(300)
+      socket.write('y'.repeat(rest) + REQ('GET', '/a.txt')) // the body's end, and a request behind it
+      await sleep(300)
+      socket.resume()
+      const done = until((received) => received.endsWith('alpha\n')).then(() => 'done')
+      expect(await Promise.race([done, sleep(20_000).then(() => 'stalled')])).toBe('done')
+      const [file, next] = answers(text())
+      expect(file.status).toBe('HTTP/1.1 200 OK')
+      expect(file.body.length).toBe(big.length)
+      expect(file.body === big.toString('latin1')).toBe(true)
+      expect(next).toEqual({ status: 'HTTP/1.1 200 OK', body: 'alpha\n' })
+      expect(app.seen).toEqual([`POST ${target}`, 'GET /a.txt'])
+    } finally {
+      socket.destroy()
       await app.stop()
     }
   })
