@@ -45,7 +45,8 @@ const HOSTS = ['localhost', 'localhost', '127.0.0.1', 'LOCALHOST', 'localhost:1'
 const CODINGS = ['gzip', 'br', 'gzip, deflate, br', 'identity', '*', 'gzip;q=0', 'br;q=0.5, gzip;q=1', 'x\x80y']
 const OTHER_FIELDS = ['User-Agent: curl/8.5.0', 'Accept: */*', 'Accept: application/json', 'Cookie: a=b',
   'Cache-Control: no-cache', 'X-Odd: \x80\xfe\xff', 'X-Tab:\tvalue\t', 'Pragma: no-cache', 'X-Empty:']
-const CONNECTIONS = ['keep-alive', 'Keep-Alive', 'close', 'CLOSE', 'upgrade', 'keep-alive, TE', 'TE', 'keep-alive\t', 'Close\t', 'close  ']
+const CONNECTIONS = ['keep-alive', 'Keep-Alive', 'close', 'CLOSE', 'upgrade', 'keep-alive, TE', 'TE', 'keep-alive\t', 'Close\t', 'close  ',
+  'TE, close', 'x-a , Keep-Alive', 'keep-alive, upgrade']
 
 // → one request of the mix; with `closing` true, one that asks the server to
 // close the connection after its answer (Connection: close, or HTTP/1.0
