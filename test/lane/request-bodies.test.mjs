@@ -23,11 +23,12 @@ import { exchange as rawExchange } from '../support/raw-exchange.mjs'
 const sha = (bytes) => createHash('sha256').update(bytes).digest('hex')
 const MiB = 2 ** 20
 let root
+// Bigger than what loopback buffers take: a client that reads nothing stalls it.
+const big = Buffer.alloc(32 * MiB, 'b')
 
 beforeAll(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'zcopy-lane-bodies-'))
-  // Bigger than what loopback buffers take: a client that reads nothing stalls it.
-  fs.writeFileSync(path.join(root, 'big.bin'), Buffer.alloc(32 * MiB, 'b'))
+  fs.writeFileSync(path.join(root, 'big.bin'), big)
   fs.writeFileSync(path.join(root, 'a.txt'), 'alpha\n')
 })
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
@@ -60,7 +61,7 @@ async function start ({ framework = 'http', serverOptions = {} } = {}) {
     }
     if (pathname === '/bytes') {
       req.resume()
-      return res.end(fs.readFileSync(path.join(root, 'big.bin')))
+      return res.end(big)
     }
     serve(req, res, next)
   }
@@ -226,7 +227,6 @@ describe.runIf(zeroCopyAvailable)('a body that ends while the answer waits for r
   ])('%s, %s: the answer goes on once the client reads, then the request behind it', async (framework, target) => {
     const app = await start({ framework })
     const { socket, text, until } = await talk(app.port)
-    const big = fs.readFileSync(path.join(root, 'big.bin'))
     try {
       const rest = 256 * 1024
       socket.write(`POST ${target} HTTP/1.1\r\nHost: a\r\nContent-Length: ${1024 + rest}\r\n\r\n${'x'.repeat(1024)}`)
